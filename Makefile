@@ -1,0 +1,39 @@
+# pool.h - build and test targets. Everything builds from the repository
+# root with the system C compiler; nothing is installed.
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+BUILD   ?= build
+
+.PHONY: all test test-tsan test-asan check examples bench clean
+
+all: examples
+
+# The test suite: every tests/test_*.c, each with a watchdog.
+test:
+	CC="$(CC)" CFLAGS="$(CFLAGS) -Werror" BUILD=$(BUILD)/tests sh tests/run.sh
+
+# The same tests under ThreadSanitizer and under ASan+UBSan (no suppressions).
+test-tsan:
+	CC="$(CC)" SANITIZE=thread BUILD=$(BUILD)/tests-tsan sh tests/run.sh
+
+test-asan:
+	CC="$(CC)" SANITIZE=address BUILD=$(BUILD)/tests-asan sh tests/run.sh
+
+check: test test-tsan test-asan
+
+# Each example builds exactly as README says (cc -O2 -pthread file.c) and runs.
+EXAMPLES := $(wildcard examples/*.c)
+examples:
+	@mkdir -p $(BUILD)/examples
+	@set -e; for src in $(EXAMPLES); do \
+		exe=$(BUILD)/examples/$$(basename $$src .c); \
+		echo "$(CC) -O2 -pthread $$src -o $$exe"; \
+		$(CC) -O2 -Wall -Wextra -Werror -pthread $$src -o $$exe; \
+		$$exe; \
+	done
+
+bench:
+	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/run.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,1658 @@
+/* pool.h - v0.1.0 - a work-stealing thread pool for C and C++ in one header
+
+   Do this in *one* C or C++ file of your project:
+
+       #define POOL_IMPLEMENTATION
+       #include "pool.h"
+
+   and include "pool.h" without the define everywhere else. Build with
+   -pthread. Nothing else is needed: no library, no allocation on the hot
+   paths, no thread started before there is work for it.
+
+   QUICK START
+
+       #define POOL_IMPLEMENTATION
+       #include "pool.h"
+
+       static void fib(void *arg) {
+           long *n = (long *)arg, a = *n - 1, b = *n - 2;
+           if (*n < 2) return;
+           pool_join(NULL, fib, &a, fib, &b);   // run both, in parallel if a
+           *n = a + b;                          // worker is free; return when
+       }                                        // both are done
+       int main(void) { long n = 30; pool_call(NULL, fib, &n); return n != 832040; }
+
+   CONCEPTS
+
+   A pool owns up to `num_threads` worker threads. Threads are started
+   lazily, the first time work is posted that no awake worker can take,
+   and they sleep in the kernel (a futex on Linux) when there is nothing
+   to do, so an idle pool burns no CPU.
+
+   Work enters a pool in three ways:
+     - fork-join: pool_join(p, a, a_arg, b, b_arg) runs a and b, possibly
+       in parallel, and returns when both are done. pool_call(p, fn, arg)
+       runs fn on the pool and waits. pool_parallel_for splits a range.
+     - scopes: pool_scope_init / pool_scope_spawn / pool_scope_wait run any
+       number of caller-owned tasks and wait for all of them.
+     - detached tasks: pool_submit / pool_submit_batch queue caller-owned
+       tasks and return at once.
+
+   Every one of these may be called from any thread: a worker of the same
+   pool (the work goes to that worker's own deque), a thread outside every
+   pool (the work is injected and the caller blocks without spinning), or
+   a worker of another pool (the caller keeps running its own pool's work
+   while it waits, so pools may call into each other without deadlock).
+
+   A pool_task is intrusive: you embed it in your own struct, set `run`,
+   and recover your struct in `run` with offsetof. The pool never copies
+   or allocates tasks; a task must stay valid until its `run` has been
+   called, and may be freed or reused from inside `run`.
+
+       struct job { pool_task task; int value; };
+       static void job_run(pool_task *t) {
+           struct job *j = (struct job *)((char *)t - offsetof(struct job, task));
+           printf("%d\n", j->value);
+       }
+       struct job j = { POOL_TASK_INIT(job_run), 42 };
+       pool_submit(NULL, &j.task);
+
+   A NULL `pool *` means the process-wide default pool, created on first
+   use with default settings (except for pool_destroy, where NULL is
+   EINVAL: the default pool lives until the process exits).
+
+   ERRORS
+
+   Functions that can fail return 0 or an errno value and never print or
+   abort on bad input:
+     EINVAL     NULL out-pointer, task or task function; num_threads < 0
+                or > 65535; a stack_size the system refuses; pool_destroy(NULL)
+     ENOMEM     pool_create could not allocate
+     EDEADLK    pool_destroy called from a task running on that pool
+     ECANCELED  a submission to a pool whose destroy has begun
+   pool_join, pool_call, pool_parallel_for and pool_scope_wait return
+   nothing: they always complete the work, if need be on the calling
+   thread (when the pool could start no thread at all, or is being
+   destroyed, the caller runs the work itself).
+
+   CONFIGURATION (pool_config, zero-initialised = every default)
+     num_threads      0: $POOL_NUM_THREADS if set, else the number of CPUs
+                      this process may run on (its affinity mask)
+     stack_size       0: platform default
+     name             worker thread name prefix; threads are "name-0", ...
+     on_thread_start, on_thread_exit, user
+                      called on each worker thread as it starts and exits
+     max_blocking_threads, blocking_keep_alive_ms  (reserved for the
+                      blocking pool)
+
+   COMPILE-TIME OPTIONS (define before including with POOL_IMPLEMENTATION)
+     POOL_STATIC          make every function static to the including file
+     POOL_DEF             linkage of the public functions (default extern)
+     POOL_MALLOC(size, user) and POOL_FREE(ptr, user)
+                          replace malloc/free; define both or neither;
+                          `user` is pool_config.user (NULL for the default
+                          pool and for process-wide allocations)
+     POOL_ASSERT(x)       internal consistency checks (default assert)
+     POOL_NO_FUTEX        use the portable mutex/condvar wait instead of futex
+
+   DESIGN (the implementation explains each protocol where it lives)
+     - Each worker owns a Chase-Lev deque (Le, Pop, Cohen, Zappa Nardelli,
+       PPoPP 2013): push/pop at the bottom by the owner, steal at the top by
+       thieves chosen at random. The buffer grows; old buffers are retired,
+       never freed while thieves may read them, and freed by pool_destroy.
+     - Work from outside the pool goes into a lock-free Treiber stack that a
+       worker empties with one atomic exchange (ABA-free by construction).
+     - Sleep follows rayon's protocol: one 64-bit counter word (sleeping,
+       inactive, jobs event counter), a 4-state latch per worker (UNSET,
+       SLEEPY, SLEEPING, SET) that doubles as its futex word, progressive
+       sleep, and the rule that a waker, not the sleeper, un-counts a
+       sleeper it wakes.
+
+   LICENSE: MIT, see the end of this file.
+*/
+#if defined(POOL_IMPLEMENTATION) && defined(__linux__) && defined(__STRICT_ANSI__) && \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) &&      \
+    !defined(_DEFAULT_SOURCE)
+/* Strict ISO modes (-std=c99) hide POSIX; the implementation needs it. This
+   only works if pool.h is the first header of the implementation file. */
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#ifndef POOL_H
+#define POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define POOL_VERSION_MAJOR 0
+#define POOL_VERSION_MINOR 1
+#define POOL_VERSION_PATCH 0
+
+#ifndef POOL_DEF
+#ifdef POOL_STATIC
+#define POOL_DEF static
+#else
+#define POOL_DEF extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pool pool;
+typedef struct pool_task pool_task;
+typedef struct pool_scope pool_scope;
+typedef struct pool_config pool_config;
+typedef struct pool_stats pool_stats;
+typedef void (*pool_fn)(void *arg);
+
+struct pool_task {
+    void (*run)(pool_task *self);   /* set by the user */
+    pool_task *pool__next;          /* private: queue link */
+    pool_scope *pool__scope;        /* private: scope the task was spawned into */
+};
+
+/* Static or compound initialiser: `pool_task t = POOL_TASK_INIT(fn);` */
+#define POOL_TASK_INIT(fn) { (fn), 0, 0 }
+
+struct pool_config {
+    int num_threads;          /* 0: $POOL_NUM_THREADS, else the CPUs this process may use */
+    size_t stack_size;        /* 0: platform default */
+    const char *name;         /* worker thread name prefix; NULL: "pool" */
+    void (*on_thread_start)(void *user, int worker_index);
+    void (*on_thread_exit)(void *user, int worker_index);
+    void *user;
+    int max_blocking_threads;          /* blocking-pool thread cap; 0: 512 */
+    unsigned blocking_keep_alive_ms;   /* idle blocking thread exits after this; 0: 10000 */
+};
+
+/* Counters, summed over the workers at the moment of the call. Each is
+   exact once the pool is quiescent; while it runs they are a snapshot. */
+struct pool_stats {
+    uint64_t jobs_run;         /* tasks and join halves taken from a queue and run */
+    uint64_t jobs_stolen;      /* ... of which were stolen from another worker */
+    uint64_t steals_failed;    /* steal attempts that lost a race */
+    uint64_t jobs_injected;    /* tasks posted from outside the pool */
+    uint64_t sleeps;           /* times a worker blocked in the kernel */
+    uint64_t wakeups;          /* times a worker was woken from the kernel */
+    uint64_t threads_started;  /* worker threads started */
+    uint64_t threads_failed;   /* worker thread creations that failed */
+    int num_threads;           /* configured maximum */
+};
+
+/* Private: a one-shot completion flag that a thread can block on. */
+typedef struct pool__latch {
+    uint32_t state;
+    uint32_t cross_pool;
+    void *waiter;
+} pool__latch;
+
+struct pool_scope {
+    pool *pool__pool;
+    size_t pool__pending;
+    pool__latch pool__done;
+};
+
+/* lifecycle */
+POOL_DEF int pool_create(pool **out, const pool_config *cfg);
+POOL_DEF int pool_destroy(pool *p);
+
+/* fork-join */
+POOL_DEF void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg);
+POOL_DEF void pool_call(pool *p, pool_fn fn, void *arg);
+POOL_DEF void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grain,
+                                void (*body)(void *arg, size_t lo, size_t hi), void *arg);
+
+/* scopes */
+POOL_DEF void pool_scope_init(pool_scope *s, pool *p);
+POOL_DEF int pool_scope_spawn(pool_scope *s, pool_task *t);
+POOL_DEF void pool_scope_wait(pool_scope *s);
+
+/* detached submission */
+POOL_DEF int pool_submit(pool *p, pool_task *t);
+POOL_DEF int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n);
+
+/* introspection */
+POOL_DEF int pool_worker_index(void);
+POOL_DEF int pool_num_threads(const pool *p);
+POOL_DEF void pool_stats_get(const pool *p, pool_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POOL_H */
+
+/* ======================================================================== */
+/*                              IMPLEMENTATION                              */
+/* ======================================================================== */
+#if defined(POOL_IMPLEMENTATION) && !defined(POOL__IMPLEMENTED)
+#define POOL__IMPLEMENTED
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(POOL_MALLOC) != defined(POOL_FREE)
+#error "pool.h: define both POOL_MALLOC and POOL_FREE, or neither"
+#endif
+#ifndef POOL_MALLOC
+#define POOL_MALLOC(size, user) ((void)(user), malloc(size))
+#define POOL_FREE(ptr, user) ((void)(user), free(ptr))
+#endif
+#ifndef POOL_ASSERT
+#include <assert.h>
+#define POOL_ASSERT(x) assert(x)
+#endif
+
+#ifdef POOL_STATIC
+#define POOL__IMPL static
+#else
+#define POOL__IMPL
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Platform: atomics, threads, wait/wake, CPU count, yield                  */
+/*                                                                          */
+/* Everything the protocols need from the system is in this section.        */
+/* ------------------------------------------------------------------------ */
+
+/* Atomics are the GCC/Clang __atomic builtins: the same code compiles as C
+   and C++, and ThreadSanitizer understands every one of them. */
+#define POOL__RELAXED __ATOMIC_RELAXED
+#define POOL__ACQUIRE __ATOMIC_ACQUIRE
+#define POOL__RELEASE __ATOMIC_RELEASE
+#define POOL__ACQ_REL __ATOMIC_ACQ_REL
+#define POOL__SEQ_CST __ATOMIC_SEQ_CST
+#define POOL__LOAD(ptr, mo) __atomic_load_n((ptr), (mo))
+#define POOL__STORE(ptr, v, mo) __atomic_store_n((ptr), (v), (mo))
+#define POOL__XCHG(ptr, v, mo) __atomic_exchange_n((ptr), (v), (mo))
+#define POOL__CAS(ptr, expected, desired, mo_ok, mo_fail) \
+    __atomic_compare_exchange_n((ptr), (expected), (desired), 0, (mo_ok), (mo_fail))
+#define POOL__FETCH_ADD(ptr, v, mo) __atomic_fetch_add((ptr), (v), (mo))
+#define POOL__FETCH_SUB(ptr, v, mo) __atomic_fetch_sub((ptr), (v), (mo))
+#define POOL__FETCH_OR(ptr, v, mo) __atomic_fetch_or((ptr), (v), (mo))
+#define POOL__FETCH_AND(ptr, v, mo) __atomic_fetch_and((ptr), (v), (mo))
+
+/* A counter only its owner thread writes, read by pool_stats_get at any
+   time: a relaxed load and store, no read-modify-write on the hot path. */
+#define POOL__COUNT(counter, n) \
+    POOL__STORE(&(counter), POOL__LOAD(&(counter), POOL__RELAXED) + (n), POOL__RELAXED)
+
+/* Two cache lines: adjacent-line prefetch makes 64 bytes too few to keep
+   the fields one thread writes away from those another thread writes. */
+#define POOL__CACHE_LINE 128
+#define POOL__ALIGNED __attribute__((aligned(POOL__CACHE_LINE)))
+
+#if defined(__cplusplus)
+#define POOL__THREAD_LOCAL thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define POOL__THREAD_LOCAL _Thread_local
+#else
+#define POOL__THREAD_LOCAL __thread
+#endif
+
+#if defined(__x86_64__) || defined(__i386__)
+#define POOL__CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define POOL__CPU_RELAX() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define POOL__CPU_RELAX() ((void)0)
+#endif
+
+static void *pool__alloc(size_t size, void *user) { return POOL_MALLOC(size, user); }
+static void pool__free(void *ptr, void *user) { POOL_FREE(ptr, user); }
+
+/* Cache-line aligned allocation on top of POOL_MALLOC, which promises only
+   malloc's alignment. The original pointer is kept just before the block. */
+static void *pool__alloc_aligned(size_t size, void *user) {
+    char *raw = (char *)pool__alloc(size + POOL__CACHE_LINE + sizeof(void *), user);
+    uintptr_t aligned;
+    if (!raw) return NULL;
+    aligned = ((uintptr_t)(raw + sizeof(void *)) + POOL__CACHE_LINE - 1) &
+              ~(uintptr_t)(POOL__CACHE_LINE - 1);
+    memcpy((char *)aligned - sizeof(void *), &raw, sizeof raw);
+    return (void *)aligned;
+}
+
+static void pool__free_aligned(void *ptr, void *user) {
+    char *raw;
+    if (!ptr) return;
+    memcpy(&raw, (char *)ptr - sizeof(void *), sizeof raw);
+    pool__free(raw, user);
+}
+
+typedef pthread_t pool__thread;
+
+static int pool__thread_start(pool__thread *t, void *(*fn)(void *), void *arg, size_t stack_size) {
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc) return rc;
+    if (stack_size) rc = pthread_attr_setstacksize(&attr, stack_size);
+    if (!rc) rc = pthread_create(t, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
+static void pool__thread_join(pool__thread t) { pthread_join(t, NULL); }
+
+static void pool__yield(void) { sched_yield(); }
+
+#if defined(__linux__)
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#ifndef __cplusplus
+/* <unistd.h> hides syscall() in strict ISO C modes; this declaration is
+   the one glibc and musl use. (C++ compilers define _GNU_SOURCE.) */
+long syscall(long number, ...);
+#endif
+#endif
+
+#if defined(__linux__) && !defined(POOL_NO_FUTEX)
+#include <linux/futex.h>
+
+/* Blocks while *addr == expected. May return spuriously: callers loop. */
+static void pool__wait(uint32_t *addr, uint32_t expected) {
+    syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void pool__wake_one(uint32_t *addr) {
+    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+#else
+/* Portable wait/wake: a fixed table of mutex + condvar buckets indexed by
+   address. A waker changes *addr before it calls wake, and wake takes the
+   bucket lock, so it cannot run between a waiter's check of *addr and its
+   cond_wait: the check and the sleep are atomic with respect to wake. */
+#define POOL__WAIT_BUCKETS 64
+static struct pool__wait_bucket {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} pool__wait_table[POOL__WAIT_BUCKETS];
+static pthread_once_t pool__wait_table_once = PTHREAD_ONCE_INIT;
+
+static void pool__wait_table_init(void) {
+    int i;
+    for (i = 0; i < POOL__WAIT_BUCKETS; i++) {
+        pthread_mutex_init(&pool__wait_table[i].lock, NULL);
+        pthread_cond_init(&pool__wait_table[i].cond, NULL);
+    }
+}
+
+static struct pool__wait_bucket *pool__wait_bucket_of(const uint32_t *addr) {
+    pthread_once(&pool__wait_table_once, pool__wait_table_init);
+    return &pool__wait_table[((uintptr_t)addr / sizeof(uint32_t)) % POOL__WAIT_BUCKETS];
+}
+
+static void pool__wait(uint32_t *addr, uint32_t expected) {
+    struct pool__wait_bucket *b = pool__wait_bucket_of(addr);
+    pthread_mutex_lock(&b->lock);
+    /* Relaxed: the bucket lock orders this load after the waker's change. */
+    if (POOL__LOAD(addr, POOL__RELAXED) == expected) pthread_cond_wait(&b->cond, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void pool__wake_one(uint32_t *addr) {
+    struct pool__wait_bucket *b = pool__wait_bucket_of(addr);
+    pthread_mutex_lock(&b->lock);
+    pthread_cond_broadcast(&b->cond); /* buckets are shared: wake them all */
+    pthread_mutex_unlock(&b->lock);
+}
+#endif
+
+/* The CPUs this process may run on: its affinity mask, not the machine. */
+static int pool__cpu_count(void) {
+#if defined(__linux__)
+    unsigned long mask[1024 / (8 * sizeof(unsigned long))];
+    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+    if (bytes > 0) {
+        int count = 0;
+        size_t i;
+        for (i = 0; i < (size_t)bytes / sizeof(unsigned long); i++)
+            count += __builtin_popcountl(mask[i]);
+        if (count > 0) return count;
+    }
+#endif
+    {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        return n > 0 ? (int)n : 1;
+    }
+}
+
+static void pool__thread_set_name(const char *name) {
+#if defined(__linux__)
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+#elif defined(__APPLE__)
+    pthread_setname_np(name);
+#else
+    (void)name;
+#endif
+}
+
+/* ------------------------------------------------------------------------ */
+/* Deque: Chase-Lev work-stealing deque, C11 version (Le et al. 2013)       */
+/*                                                                          */
+/* The owner pushes and pops at `bottom`; thieves take from `top`. Indices  */
+/* are signed 64-bit and only grow, so they never wrap in practice, and     */
+/* `bottom - top` is the number of items.                                   */
+/*                                                                          */
+/* The paper's three fences become orderings on the accesses they guard     */
+/* (ThreadSanitizer does not model standalone fences):                      */
+/*  - push publishes the slot with a release store of bottom;               */
+/*  - pop's store of bottom and load of top are seq_cst, and so are a       */
+/*    thief's loads of top and bottom. These four are the store-load pair   */
+/*    the algorithm needs: when the owner takes the last item without a     */
+/*    CAS (it saw top < new bottom), every thief that read the old top      */
+/*    reads the new bottom, and finds the deque empty.                      */
+/*                                                                          */
+/* Growth never frees: a thief may have loaded the old buffer pointer and   */
+/* still read a slot from it (Blitz frees it here: a use-after-free). Old   */
+/* buffers are chained to the new one and freed by pool__deque_destroy.     */
+/* Buffers double, so the retired ones together are smaller than the live   */
+/* one. Growth may fail for lack of memory; push then returns ENOMEM and    */
+/* the caller runs the task another way, so a full deque never loses work.  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pool__deque_buffer {
+    int64_t mask;                        /* capacity - 1, capacity a power of two */
+    pool_task **slots;                   /* read and written atomically */
+    struct pool__deque_buffer *retired;  /* the buffer this one replaced */
+} pool__deque_buffer;
+
+typedef struct pool__deque {
+    POOL__ALIGNED int64_t top;      /* thieves' end; advanced only by CAS */
+    POOL__ALIGNED int64_t bottom;   /* owner's end */
+    pool__deque_buffer *buffer;     /* written by the owner only */
+    void *alloc_user;
+} pool__deque;
+
+static pool__deque_buffer *pool__deque_buffer_new(int64_t capacity, void *user) {
+    pool__deque_buffer *b = (pool__deque_buffer *)pool__alloc(
+        sizeof *b + (size_t)capacity * sizeof(pool_task *), user);
+    if (!b) return NULL;
+    b->mask = capacity - 1;
+    b->slots = (pool_task **)(b + 1);
+    b->retired = NULL;
+    return b;
+}
+
+static int pool__deque_init(pool__deque *d, int64_t capacity, void *alloc_user) {
+    POOL_ASSERT(capacity > 0 && (capacity & (capacity - 1)) == 0);
+    d->top = 0;
+    d->bottom = 0;
+    d->alloc_user = alloc_user;
+    d->buffer = pool__deque_buffer_new(capacity, alloc_user);
+    return d->buffer ? 0 : ENOMEM;
+}
+
+static void pool__deque_destroy(pool__deque *d) {
+    pool__deque_buffer *b = d->buffer;
+    while (b) {
+        pool__deque_buffer *older = b->retired;
+        pool__free(b, d->alloc_user);
+        b = older;
+    }
+    d->buffer = NULL;
+}
+
+/* Owner only. Copies the live items [top, bottom) into a buffer twice the
+   size and publishes it; the old buffer stays readable for thieves. */
+static pool__deque_buffer *pool__deque_grow(pool__deque *d, pool__deque_buffer *old,
+                                            int64_t top, int64_t bottom) {
+    pool__deque_buffer *b = pool__deque_buffer_new(2 * (old->mask + 1), d->alloc_user);
+    int64_t i;
+    if (!b) return NULL;
+    for (i = top; i < bottom; i++)
+        POOL__STORE(&b->slots[i & b->mask],
+                    POOL__LOAD(&old->slots[i & old->mask], POOL__RELAXED), POOL__RELAXED);
+    b->retired = old;
+    /* Release: a thief that loads this pointer (acquire) sees the copied slots. */
+    POOL__STORE(&d->buffer, b, POOL__RELEASE);
+    return b;
+}
+
+/* Owner only. Returns 0, or ENOMEM when the deque is full and cannot grow. */
+static int pool__deque_push(pool__deque *d, pool_task *t) {
+    int64_t bottom = POOL__LOAD(&d->bottom, POOL__RELAXED); /* only the owner writes it */
+    /* Acquire pairs with a thief's CAS on top: its read of the slot it took
+       happens before we overwrite that slot. */
+    int64_t top = POOL__LOAD(&d->top, POOL__ACQUIRE);
+    pool__deque_buffer *b = d->buffer; /* only the owner writes it */
+    if (bottom - top > b->mask) {
+        b = pool__deque_grow(d, b, top, bottom);
+        if (!b) return ENOMEM;
+    }
+    POOL__STORE(&b->slots[bottom & b->mask], t, POOL__RELAXED);
+    /* Release: a thief that reads this bottom also reads the slot and the
+       task's contents. */
+    POOL__STORE(&d->bottom, bottom + 1, POOL__RELEASE);
+    return 0;
+}
+
+/* Owner only: the most recently pushed task, or NULL. */
+static pool_task *pool__deque_pop(pool__deque *d) {
+    int64_t bottom = POOL__LOAD(&d->bottom, POOL__RELAXED) - 1;
+    pool__deque_buffer *b = d->buffer;
+    int64_t top;
+    pool_task *t;
+    /* seq_cst store, then seq_cst load of top: the store-load pair described
+       above. It pairs with the seq_cst loads in pool__deque_steal. */
+    POOL__STORE(&d->bottom, bottom, POOL__SEQ_CST);
+    top = POOL__LOAD(&d->top, POOL__SEQ_CST);
+    if (top > bottom) { /* empty: restore */
+        POOL__STORE(&d->bottom, bottom + 1, POOL__RELAXED);
+        return NULL;
+    }
+    t = POOL__LOAD(&b->slots[bottom & b->mask], POOL__RELAXED);
+    if (top == bottom) {
+        /* The last item: race the thieves for it with their own CAS. */
+        if (!POOL__CAS(&d->top, &top, top + 1, POOL__SEQ_CST, POOL__RELAXED)) t = NULL;
+        POOL__STORE(&d->bottom, bottom + 1, POOL__RELAXED);
+    }
+    return t;
+}
+
+/* Any thread: the oldest task, or NULL. NULL with *contended set means the
+   deque was not empty but another thread won the race; try again. */
+static pool_task *pool__deque_steal(pool__deque *d, int *contended) {
+    int64_t top = POOL__LOAD(&d->top, POOL__SEQ_CST);       /* pairs with pop */
+    int64_t bottom = POOL__LOAD(&d->bottom, POOL__SEQ_CST); /* pairs with pop and push */
+    pool__deque_buffer *b;
+    pool_task *t;
+    if (top >= bottom) return NULL;
+    b = POOL__LOAD(&d->buffer, POOL__ACQUIRE); /* pairs with the release in grow */
+    /* Read the item before the CAS: once top moves past it the owner may
+       overwrite the slot. If the CAS fails the value is discarded. */
+    t = POOL__LOAD(&b->slots[top & b->mask], POOL__RELAXED);
+    /* seq_cst: orders against pop's CAS for the last item, and its release
+       half pairs with the acquire load of top in push. */
+    if (!POOL__CAS(&d->top, &top, top + 1, POOL__SEQ_CST, POOL__RELAXED)) {
+        *contended = 1;
+        return NULL;
+    }
+    return t;
+}
+
+/* Any thread: a snapshot, exact only when the owner and thieves are still. */
+static int pool__deque_is_empty(pool__deque *d) {
+    return POOL__LOAD(&d->bottom, POOL__RELAXED) <= POOL__LOAD(&d->top, POOL__RELAXED);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Injector: the queue for work posted from outside the pool                */
+/*                                                                          */
+/* A Treiber stack whose consumers never pop one node: they take the whole  */
+/* stack with one atomic read-modify-write. That is what makes it ABA-safe  */
+/* although task memory is reused the moment a task has run:               */
+/*  - A push reads head H, links its last node to H, and CASes head from H  */
+/*    to its first node. If the CAS succeeds, head *is* H at that instant,  */
+/*    so the link "last -> H" is exactly right, whatever happened to H in   */
+/*    between (taken, run, freed, reused and pushed again): the CAS only    */
+/*    depends on the current value, never on a node's `next` read earlier. */
+/*  - A take-all never reads a node before it owns it: the exchange hands   */
+/*    it the list atomically, and no other thread can reach those nodes.    */
+/* The classic ABA failure needs a pop that reads head->next, then CASes    */
+/* head to that stale next; there is no such operation here.                */
+/*                                                                          */
+/* The low bit of head is CLOSED: pool_destroy sets it, after which every   */
+/* push fails with ECANCELED, and take-all keeps the bit. Everything pushed */
+/* before the close is still taken by someone, so no accepted work is lost. */
+/* ------------------------------------------------------------------------ */
+
+#define POOL__INJECTOR_CLOSED ((uintptr_t)1)
+
+typedef struct pool__injector {
+    uintptr_t head; /* pool_task * | POOL__INJECTOR_CLOSED */
+} pool__injector;
+
+/* Pushes the chain first..last (linked by pool__next). seq_cst: the CAS is
+   one half of the store-load pair with a sleeping worker's last look at
+   the injector (see the sleep section). */
+static int pool__injector_push_chain(pool__injector *q, pool_task *first, pool_task *last,
+                                     int *was_empty, int even_if_closed) {
+    uintptr_t head = POOL__LOAD(&q->head, POOL__RELAXED); /* validated by the CAS */
+    uintptr_t closed;
+    do {
+        closed = head & POOL__INJECTOR_CLOSED;
+        if (closed && !even_if_closed) return ECANCELED;
+        last->pool__next = (pool_task *)(head & ~POOL__INJECTOR_CLOSED);
+    } while (!POOL__CAS(&q->head, &head, (uintptr_t)first | closed, POOL__SEQ_CST,
+                        POOL__RELAXED));
+    *was_empty = (head & ~POOL__INJECTOR_CLOSED) == 0;
+    return 0;
+}
+
+/* Posts new work: fails with ECANCELED once the injector is closed. */
+static int pool__injector_push(pool__injector *q, pool_task *first, pool_task *last,
+                               int *was_empty) {
+    return pool__injector_push_chain(q, first, last, was_empty, 0);
+}
+
+/* Gives back work that was accepted earlier; never refused. */
+static void pool__injector_repush(pool__injector *q, pool_task *first, pool_task *last) {
+    int was_empty;
+    pool__injector_push_chain(q, first, last, &was_empty, 1);
+}
+
+/* Takes every task pushed so far. Acquire pairs with the pushes' CAS: the
+   tasks' contents and links are visible. */
+static pool_task *pool__injector_take_all(pool__injector *q) {
+    if (!(POOL__LOAD(&q->head, POOL__RELAXED) & ~POOL__INJECTOR_CLOSED)) return NULL;
+    return (pool_task *)(POOL__FETCH_AND(&q->head, POOL__INJECTOR_CLOSED, POOL__ACQUIRE) &
+                         ~POOL__INJECTOR_CLOSED);
+}
+
+static void pool__injector_close(pool__injector *q) {
+    POOL__FETCH_OR(&q->head, POOL__INJECTOR_CLOSED, POOL__SEQ_CST);
+}
+
+/* seq_cst: the load half of the sleeper's store-load pair. */
+static int pool__injector_has_work(pool__injector *q) {
+    return (POOL__LOAD(&q->head, POOL__SEQ_CST) & ~POOL__INJECTOR_CLOSED) != 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The pool and its workers                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pool__worker {
+    pool__deque deque;
+    /* The worker's CoreLatch (see the sleep section) and its futex word.
+       Other threads write it, so it has a cache line to itself. */
+    POOL__ALIGNED uint32_t latch;
+    /* Owner-private from here on; the stats are read by pool_stats_get. */
+    POOL__ALIGNED uint64_t rng;
+    pool *home; /* the pool this worker belongs to */
+    int index;
+    pool__thread thread;
+    struct {
+        uint64_t jobs_run, jobs_stolen, steals_failed, sleeps, wakeups;
+    } stats;
+} pool__worker;
+
+struct pool {
+    /* Read-only after pool_create. */
+    int num_threads;
+    size_t stack_size;
+    char name[16];
+    void (*on_thread_start)(void *user, int worker_index);
+    void (*on_thread_exit)(void *user, int worker_index);
+    void *user;
+    pool__worker *workers; /* num_threads slots; threads start lazily, in order */
+
+    /* The sleep counters: see the sleep section. */
+    POOL__ALIGNED uint64_t counters;
+
+    POOL__ALIGNED pool__injector injector;
+
+    /* Workers [0, threads_started) have a thread. Written under spawn_lock. */
+    POOL__ALIGNED uint32_t threads_started;
+    uint32_t closing;     /* pool_destroy has begun: no new submissions */
+    uint32_t terminating; /* workers leave once they find no work */
+    uint32_t spawn_closed;
+    uint32_t xpool_inflight; /* see pool__latch_set */
+    uint64_t jobs_injected;
+    uint64_t threads_failed;
+    pthread_mutex_t spawn_lock;
+};
+
+/* The worker running on this thread, NULL on a thread outside every pool. */
+static POOL__THREAD_LOCAL pool__worker *pool__current;
+
+static void *pool__worker_main(void *arg);
+
+/* Starts the next worker thread if the pool has fewer than num_threads.
+   Called when work is posted that no awake worker can take. Never blocks
+   on the lock: if another thread is starting a worker, that is enough. A
+   failed start is counted and tried again on a later call; the pool
+   carries on with the threads it has, and with none at all the threads
+   that wait for work run it themselves (pool__wait_outside). */
+static void pool__maybe_spawn(pool *p) {
+    uint32_t started;
+    pool__worker *w;
+    /* Relaxed: a stale value only costs one extra trip to the lock. */
+    if (POOL__LOAD(&p->threads_started, POOL__RELAXED) >= (uint32_t)p->num_threads) return;
+    if (pthread_mutex_trylock(&p->spawn_lock) != 0) return;
+    started = p->threads_started;
+    w = &p->workers[started];
+    if (!p->spawn_closed && started < (uint32_t)p->num_threads) {
+        if (pool__deque_init(&w->deque, 256, p->user) == 0 &&
+            pool__thread_start(&w->thread, pool__worker_main, w, p->stack_size) == 0) {
+            /* Release: a thread that sees the new count (acquire) sees the
+               worker's initialised deque. */
+            POOL__STORE(&p->threads_started, started + 1, POOL__RELEASE);
+        } else {
+            pool__deque_destroy(&w->deque);
+            POOL__FETCH_ADD(&p->threads_failed, 1, POOL__RELAXED); /* a statistic */
+        }
+    }
+    pthread_mutex_unlock(&p->spawn_lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sleep: the counters word, the CoreLatch, and progressive sleep           */
+/*                                                                          */
+/* This is rayon-core's protocol (its sleep/README.md explains it at        */
+/* length); what follows is the part a reader of this code needs.           */
+/*                                                                          */
+/* p->counters packs three fields so one atomic access reads them all:      */
+/*    bits  0-15  sleeping   workers registered as blocked (or about to)    */
+/*    bits 16-31  inactive   workers looking for work, sleeping included    */
+/*    bits 32-63  JEC        jobs event counter                             */
+/* inactive - sleeping is the number of workers awake and searching: they   */
+/* will find new work by themselves, so a poster wakes sleepers only for    */
+/* the jobs those searchers cannot absorb.                                  */
+/*                                                                          */
+/* JEC. Even means "sleepy": some worker announced it may sleep and no      */
+/* work has been posted since. Odd means "active". A worker about to sleep  */
+/* makes it even (if odd) and remembers the value; every post makes it odd  */
+/* (if even). Before it registers as sleeping, the worker checks the JEC    */
+/* is still the value it remembered: if any post came after its announce,   */
+/* it does not sleep but searches again. A post that came before the        */
+/* announce is found by the search that follows the announce.               */
+/*                                                                          */
+/* CoreLatch. Each worker has a 4-state latch, which is also the word it    */
+/* blocks on:                                                               */
+/*    UNSET    --(worker: about to sleep)-->  SLEEPY                        */
+/*    SLEEPY   --(worker: registered)------>  SLEEPING  --futex wait--      */
+/*    any      --(a waker)----------------->  SET                           */
+/*    SET      --(worker: back to work)---->  UNSET                         */
+/* A waker that finds SLEEPY sets SET, and the worker's own SLEEPY ->       */
+/* SLEEPING CAS then fails: the wake-up cannot fall between the worker's    */
+/* last check and its sleep (the "tickle-then-get-sleepy" race). A latch    */
+/* left SET by a waker while the worker was busy only costs the worker one  */
+/* more search before it sleeps.                                            */
+/*                                                                          */
+/* Who un-counts a sleeper. Exactly one thread removes a registered worker  */
+/* from `sleeping`: the waker that moves its latch SLEEPING -> SET, or the  */
+/* worker itself if it gives up sleeping while still SLEEPY (a waker that   */
+/* set SLEEPY -> SET leaves the count to it). So a poster reading the       */
+/* counters never counts a worker that is already awake as asleep, and     */
+/* never wakes the same sleeper twice.                                      */
+/*                                                                          */
+/* Injected work. The store-load pair that rules out a lost wake-up for     */
+/* work from outside the pool:                                              */
+/*    poster:  CAS injector head (seq_cst);  read counters (seq_cst)        */
+/*    sleeper: CAS sleeping += 1 (seq_cst);  read injector head (seq_cst)   */
+/* In the single total order of seq_cst operations one of the two reads     */
+/* comes last and sees the other thread's write: the poster sees the        */
+/* sleeper and wakes it, or the sleeper sees the work and does not sleep.   */
+/* Work pushed on a worker's own deque needs no such pair: its owner is     */
+/* awake, and takes the work back itself if nobody steals it.               */
+/* ------------------------------------------------------------------------ */
+
+#define POOL__ONE_SLEEPING ((uint64_t)1)
+#define POOL__ONE_INACTIVE ((uint64_t)1 << 16)
+#define POOL__ONE_JEC ((uint64_t)1 << 32)
+
+enum { POOL__UNSET = 0, POOL__SLEEPY = 1, POOL__SLEEPING = 2, POOL__SET = 3 };
+
+/* Progressive sleep: this many fruitless searches, each followed by a
+   yield, before a worker announces it is sleepy; one more search after
+   the announce, then it blocks. */
+#define POOL__ROUNDS_UNTIL_SLEEPY 32
+
+typedef struct pool__idle {
+    unsigned rounds;
+    uint32_t jec; /* the JEC when this worker announced it was sleepy */
+} pool__idle;
+
+static uint32_t pool__sleeping_of(uint64_t c) { return (uint32_t)(c & 0xffff); }
+static uint32_t pool__inactive_of(uint64_t c) { return (uint32_t)((c >> 16) & 0xffff); }
+static uint32_t pool__jec_of(uint64_t c) { return (uint32_t)(c >> 32); }
+
+/* Poster: make the JEC odd if it is even. Returns the counters after.
+   seq_cst: the poster's half of the injected-work pair above. */
+static uint64_t pool__jec_post(pool *p) {
+    uint64_t c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
+    while (!(pool__jec_of(c) & 1))
+        if (POOL__CAS(&p->counters, &c, c + POOL__ONE_JEC, POOL__SEQ_CST, POOL__SEQ_CST))
+            return c + POOL__ONE_JEC;
+    return c;
+}
+
+/* Sleeper: make the JEC even if it is odd, and return it. seq_cst: the
+   search that follows must see every job posted before this point. */
+static uint32_t pool__jec_announce_sleepy(pool *p) {
+    uint64_t c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
+    while (pool__jec_of(c) & 1)
+        if (POOL__CAS(&p->counters, &c, c + POOL__ONE_JEC, POOL__SEQ_CST, POOL__SEQ_CST))
+            return pool__jec_of(c + POOL__ONE_JEC);
+    return pool__jec_of(c);
+}
+
+/* Relaxed: read-modify-writes keep the counts exact, and no data is
+   published through them; the pairing above is carried by the JEC and
+   the sleeping registration, which are seq_cst. */
+static void pool__sub_sleeping(pool *p) {
+    POOL__FETCH_SUB(&p->counters, POOL__ONE_SLEEPING, POOL__RELAXED);
+}
+
+/* A waker found w asleep or about to sleep: make it search again. */
+static int pool__wake_sleeper(pool *p, pool__worker *w) {
+    uint32_t s = POOL__LOAD(&w->latch, POOL__RELAXED); /* validated by the CAS */
+    while (s == POOL__SLEEPY || s == POOL__SLEEPING) {
+        /* Release: the woken worker's reset (acquire) sees the work that
+           was posted before this wake-up. */
+        if (POOL__CAS(&w->latch, &s, POOL__SET, POOL__RELEASE, POOL__RELAXED)) {
+            if (s == POOL__SLEEPING) {
+                pool__sub_sleeping(p);
+                pool__wake_one(&w->latch);
+            }
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Wakes up to n sleeping workers; returns how many it woke. */
+static uint32_t pool__wake_any(pool *p, uint32_t n) {
+    /* Acquire: pairs with the release in pool__maybe_spawn. */
+    uint32_t started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i, woken = 0;
+    for (i = 0; i < started && woken < n; i++) woken += pool__wake_sleeper(p, &p->workers[i]);
+    return woken;
+}
+
+/* Wakes w whatever it is doing, for a latch it waits on or for shutdown.
+   Release: w's reset (acquire) sees what the caller wrote before. */
+static void pool__notify_worker(pool__worker *w) {
+    if (POOL__XCHG(&w->latch, POOL__SET, POOL__RELEASE) == POOL__SLEEPING) {
+        pool__sub_sleeping(w->home);
+        pool__wake_one(&w->latch);
+    }
+}
+
+/* n jobs were just made visible. The rule for how many sleepers to wake:
+   if the queue already had work, the awake searchers are evidently not
+   keeping up, so wake one sleeper per job; if it was empty, the awake
+   searchers will take the first jobs, so wake sleepers only for the rest.
+   If that still leaves jobs nobody can take, start another thread. */
+static void pool__new_jobs(pool *p, uint32_t n, int queue_was_empty) {
+    uint64_t c = pool__jec_post(p);
+    uint32_t sleeping = pool__sleeping_of(c);
+    uint32_t awake_idle = pool__inactive_of(c) - sleeping;
+    uint32_t to_wake = 0, woken = 0;
+    if (!queue_was_empty) to_wake = n;
+    else if (awake_idle < n) to_wake = n - awake_idle;
+    if (to_wake > sleeping) to_wake = sleeping;
+    if (to_wake) woken = pool__wake_any(p, to_wake);
+    if (awake_idle + woken < n) pool__maybe_spawn(p);
+}
+
+/* Back to UNSET, consuming a SET if there is one. Acquire pairs with the
+   release of whoever set it, so the search that follows sees what they
+   announced (a finished job, shutdown, new work). An exchange, not a
+   store: a store could overwrite a SET without synchronising with it. */
+static void pool__latch_reset(pool__worker *w) {
+    POOL__XCHG(&w->latch, POOL__UNSET, POOL__ACQUIRE);
+}
+
+/* The last step of progressive sleep. Returns when w should search again. */
+static void pool__sleep(pool__worker *w, pool__idle *idle) {
+    pool *p = w->home;
+    uint32_t s = POOL__UNSET;
+    uint64_t c;
+    /* Relaxed: a SET that beats this CAS is consumed by the reset below,
+       one that comes after it makes the SLEEPY -> SLEEPING CAS fail. */
+    if (!POOL__CAS(&w->latch, &s, POOL__SLEEPY, POOL__RELAXED, POOL__RELAXED)) {
+        pool__latch_reset(w);
+        idle->rounds = 0;
+        return;
+    }
+    c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
+    do {
+        if (pool__jec_of(c) != idle->jec) {
+            /* Work was posted since the announce: search, and if that
+               fails, announce again and retry the sleep. */
+            pool__latch_reset(w);
+            idle->rounds = POOL__ROUNDS_UNTIL_SLEEPY;
+            return;
+        }
+        /* seq_cst: the sleeper's write in the injected-work pair. */
+    } while (!POOL__CAS(&p->counters, &c, c + POOL__ONE_SLEEPING, POOL__SEQ_CST, POOL__SEQ_CST));
+
+    /* The sleeper's read in the injected-work pair. Termination is checked
+       here too so that a worker never blocks once pool_destroy began
+       (pool_destroy also wakes every worker; this just saves a round). */
+    s = POOL__SLEEPY;
+    if (pool__injector_has_work(&p->injector) || POOL__LOAD(&p->terminating, POOL__ACQUIRE) ||
+        !POOL__CAS(&w->latch, &s, POOL__SLEEPING, POOL__RELAXED, POOL__RELAXED)) {
+        /* Still SLEEPY, so no waker un-counted us: do it ourselves. */
+        pool__sub_sleeping(p);
+        pool__latch_reset(w);
+        idle->rounds = 0;
+        return;
+    }
+    POOL__COUNT(w->stats.sleeps, 1);
+    while (POOL__LOAD(&w->latch, POOL__RELAXED) == POOL__SLEEPING)
+        pool__wait(&w->latch, POOL__SLEEPING);
+    /* The waker moved us SLEEPING -> SET and un-counted us. */
+    POOL__COUNT(w->stats.wakeups, 1);
+    pool__latch_reset(w);
+    idle->rounds = 0;
+}
+
+/* One fruitless search: yield, announce, or sleep, by how many came before. */
+static void pool__no_work_found(pool__worker *w, pool__idle *idle) {
+    if (idle->rounds < POOL__ROUNDS_UNTIL_SLEEPY) {
+        idle->rounds++;
+        pool__yield();
+    } else if (idle->rounds == POOL__ROUNDS_UNTIL_SLEEPY) {
+        idle->jec = pool__jec_announce_sleepy(w->home);
+        idle->rounds++;
+        pool__yield();
+    } else {
+        pool__sleep(w, idle);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Latches: waiting for one job                                             */
+/*                                                                          */
+/* A latch is set once, by the thread that finished the job. Its waiter is  */
+/* either a worker (of this pool or another) that keeps running its own     */
+/* pool's work while it waits and sleeps on its own CoreLatch, or a thread  */
+/* outside every pool, which blocks on the latch's own word.                */
+/* ------------------------------------------------------------------------ */
+
+enum { POOL__LATCH_UNSET = 0, POOL__LATCH_WAITING = 1, POOL__LATCH_DONE = 2 };
+
+/* `target` is the pool that will run the job. A worker of another pool
+   that waits makes its own pool wait for this latch's setter before it
+   frees anything (see pool__latch_set). */
+static void pool__latch_init(pool__latch *l, pool__worker *waiter, pool *target) {
+    l->state = POOL__LATCH_UNSET;
+    l->waiter = waiter;
+    l->cross_pool = waiter && waiter->home != target;
+    if (l->cross_pool) POOL__FETCH_ADD(&waiter->home->xpool_inflight, 1, POOL__RELAXED);
+}
+
+/* Acquire pairs with the release in pool__latch_set: the job's effects are
+   visible to the waiter. */
+static int pool__latch_is_done(pool__latch *l) {
+    return POOL__LOAD(&l->state, POOL__ACQUIRE) == POOL__LATCH_DONE;
+}
+
+/* The moment the state becomes DONE the waiter may return and the latch
+   (on its stack) vanish, so everything needed afterwards is read first.
+   A worker waiter is then woken through its CoreLatch; the worker struct
+   outlives this call because its pool cannot be destroyed before (same
+   pool) this thread is joined, or (another pool) xpool_inflight drops. */
+static void pool__latch_set(pool__latch *l) {
+    pool__worker *w = (pool__worker *)l->waiter;
+    if (w) {
+        uint32_t cross_pool = l->cross_pool;
+        POOL__STORE(&l->state, POOL__LATCH_DONE, POOL__RELEASE);
+        pool__notify_worker(w);
+        /* Release: pool_destroy's acquire load sees we are done with w. */
+        if (cross_pool) POOL__FETCH_SUB(&w->home->xpool_inflight, 1, POOL__RELEASE);
+    } else if (POOL__XCHG(&l->state, POOL__LATCH_DONE, POOL__RELEASE) == POOL__LATCH_WAITING) {
+        /* The address may be dead by now; a futex wake on it is harmless. */
+        pool__wake_one(&l->state);
+    }
+}
+
+/* For a waiter that has to give up a cross-pool latch it registered. */
+static void pool__latch_abandon(pool__latch *l) {
+    if (l->cross_pool)
+        POOL__FETCH_SUB(&((pool__worker *)l->waiter)->home->xpool_inflight, 1, POOL__RELEASE);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Worker loop: finding work, running it, waiting                           */
+/* ------------------------------------------------------------------------ */
+
+static void pool__scope_task_done(pool_scope *s);
+
+/* Runs one task on worker w (NULL: a thread outside the pool). The task
+   may be freed or reused by its run function, so nothing is read after. */
+static void pool__execute(pool__worker *w, pool_task *t) {
+    pool_scope *scope = t->pool__scope;
+    if (w) POOL__COUNT(w->stats.jobs_run, 1);
+    t->run(t);
+    if (scope) pool__scope_task_done(scope);
+}
+
+static uint32_t pool__random(pool__worker *w) { /* xorshift64* */
+    uint64_t x = w->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    w->rng = x;
+    return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+/* One pass over the other workers from a random start, repeated while
+   some steal lost a race (that deque had work). *more is set when the
+   victim still has work after the steal: a hint to wake a helper. */
+static pool_task *pool__steal_work(pool__worker *w, int *more) {
+    pool *p = w->home;
+    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE); /* pairs with maybe_spawn */
+    int contended;
+    if (n < 2) return NULL;
+    do {
+        uint32_t start = pool__random(w) % n, i;
+        contended = 0;
+        for (i = 0; i < n; i++) {
+            pool__worker *victim = &p->workers[(start + i) % n];
+            pool_task *t;
+            if (victim == w) continue;
+            t = pool__deque_steal(&victim->deque, &contended);
+            if (t) {
+                POOL__COUNT(w->stats.jobs_stolen, 1);
+                *more = !pool__deque_is_empty(&victim->deque);
+                return t;
+            }
+        }
+        if (contended) POOL__COUNT(w->stats.steals_failed, 1);
+    } while (contended);
+    return NULL;
+}
+
+/* Takes everything injected so far, keeps the first task to run and moves
+   the rest onto w's deque, where other workers can steal them. */
+static pool_task *pool__take_injected(pool__worker *w) {
+    pool_task *first = pool__injector_take_all(&w->home->injector), *t, *next;
+    int was_empty;
+    uint32_t moved = 0;
+    if (!first) return NULL;
+    was_empty = pool__deque_is_empty(&w->deque);
+    for (t = first->pool__next; t; t = next) {
+        next = t->pool__next;
+        if (pool__deque_push(&w->deque, t) != 0) {
+            pool_task *last = t;
+            while (last->pool__next) last = last->pool__next;
+            pool__injector_repush(&w->home->injector, t, last);
+            break;
+        }
+        moved++;
+    }
+    if (moved) pool__new_jobs(w->home, moved, was_empty);
+    return first;
+}
+
+static pool_task *pool__find_work(pool__worker *w, int *more) {
+    pool_task *t = pool__deque_pop(&w->deque);
+    *more = 0;
+    if (!t) t = pool__steal_work(w, more);
+    if (!t) t = pool__take_injected(w);
+    return t;
+}
+
+/* Runs work until `done` is set, or with done == NULL (the worker's main
+   loop) until the pool terminates and no work is left. In between, idle
+   rounds follow the progressive sleep above. */
+static void pool__work_until(pool__worker *w, pool__latch *done) {
+    pool *p = w->home;
+    pool__idle idle = {0, 0};
+    int idle_now = 0, more;
+    for (;;) {
+        pool_task *t;
+        if (done && pool__latch_is_done(done)) break;
+        t = pool__find_work(w, &more);
+        if (t) {
+            if (idle_now) {
+                /* Relaxed: see pool__sub_sleeping. */
+                uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+                idle_now = 0;
+                /* We were searching and found work that others could help
+                   with: pass the baton to one sleeper (a throttled wake-up
+                   chain rather than a thundering herd). */
+                if (more && pool__sleeping_of(c)) pool__wake_any(p, 1);
+            }
+            pool__execute(w, t);
+            continue;
+        }
+        if (!done && POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
+        if (!idle_now) {
+            POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+            idle_now = 1;
+            idle.rounds = 0;
+        }
+        pool__no_work_found(w, &idle);
+    }
+    if (idle_now) POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+}
+
+/* "prefix-index", cut to the 15 characters Linux allows for a thread name. */
+static void pool__format_thread_name(char *out, const char *prefix, int index) {
+    char digits[12];
+    int len = 0, n = 0;
+    while (prefix[len] && len < 9) out[len] = prefix[len], len++;
+    out[len++] = '-';
+    do digits[n++] = (char)('0' + index % 10); while ((index /= 10) > 0 && n < 5);
+    while (n > 0) out[len++] = digits[--n];
+    out[len] = 0;
+}
+
+static void *pool__worker_main(void *arg) {
+    pool__worker *w = (pool__worker *)arg;
+    pool *p = w->home;
+    char name[16];
+    pool__format_thread_name(name, p->name, w->index);
+    pool__thread_set_name(name);
+    pool__current = w;
+    if (p->on_thread_start) p->on_thread_start(p->user, w->index);
+    pool__work_until(w, NULL);
+    if (p->on_thread_exit) p->on_thread_exit(p->user, w->index);
+    pool__current = NULL;
+    return NULL;
+}
+
+/* A thread outside the pool waits for l. It spins briefly (a pool_call of
+   a small job is often done within microseconds), then blocks on the
+   latch word. If the pool has no thread at all (none could be started),
+   it runs injected work itself so that nothing waits forever. */
+#define POOL__OUTSIDE_SPINS 1000
+
+static int pool__help_outside(pool *p) {
+    pool_task *t = pool__injector_take_all(&p->injector), *next;
+    if (!t) return 0;
+    for (; t; t = next) {
+        next = t->pool__next;
+        pool__execute(NULL, t);
+    }
+    return 1;
+}
+
+static void pool__wait_outside(pool *p, pool__latch *l) {
+    int spin;
+    for (spin = 0; spin < POOL__OUTSIDE_SPINS; spin++) {
+        if (pool__latch_is_done(l)) return;
+        POOL__CPU_RELAX();
+    }
+    for (;;) {
+        uint32_t s = POOL__LATCH_UNSET;
+        /* Acquire: pairs with maybe_spawn's release. Once a worker exists
+           it stays until pool_destroy, which runs leftover work itself. */
+        if (POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 && pool__help_outside(p)) continue;
+        /* Acquire on failure: DONE means the job's effects are visible. */
+        if (!POOL__CAS(&l->state, &s, POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE) &&
+            s == POOL__LATCH_DONE)
+            return;
+        pool__wait(&l->state, POOL__LATCH_WAITING);
+        if (pool__latch_is_done(l)) return;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API: lifecycle                                                    */
+/* ------------------------------------------------------------------------ */
+
+static pool *pool__default_pool;
+static pthread_once_t pool__default_once = PTHREAD_ONCE_INIT;
+
+static void pool__default_create(void) {
+    pool *p;
+    /* Release: pairs with the acquire loads in pool__resolve. */
+    if (pool_create(&p, NULL) == 0) POOL__STORE(&pool__default_pool, p, POOL__RELEASE);
+}
+
+/* NULL means the default pool, created exactly once on first use. NULL
+   is returned only if it could not be created (out of memory); callers
+   then run the work on the calling thread. */
+static pool *pool__resolve(const pool *p) {
+    pool *d;
+    if (p) return (pool *)p;
+    d = POOL__LOAD(&pool__default_pool, POOL__ACQUIRE);
+    if (d) return d;
+    pthread_once(&pool__default_once, pool__default_create);
+    return POOL__LOAD(&pool__default_pool, POOL__ACQUIRE);
+}
+
+static int pool__default_num_threads(void) {
+    const char *env = getenv("POOL_NUM_THREADS");
+    if (env && *env) {
+        char *end;
+        long n = strtol(env, &end, 10);
+        if (*end == 0 && n >= 1 && n <= 65535) return (int)n;
+    }
+    {
+        int n = pool__cpu_count();
+        return n > 65535 ? 65535 : n;
+    }
+}
+
+static void pool__free_pool(pool *p) {
+    void *user = p->user;
+    pool__free_aligned(p->workers, user);
+    pool__free_aligned(p, user);
+}
+
+POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
+    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    pool *p;
+    size_t i, n;
+    if (!out) return EINVAL;
+    *out = NULL;
+    if (!cfg) cfg = &defaults;
+    if (cfg->num_threads < 0 || cfg->num_threads > 65535 || cfg->max_blocking_threads < 0)
+        return EINVAL;
+    n = (size_t)(cfg->num_threads ? cfg->num_threads : pool__default_num_threads());
+    p = (pool *)pool__alloc_aligned(sizeof *p, cfg->user);
+    if (!p) return ENOMEM;
+    memset(p, 0, sizeof *p);
+    p->user = cfg->user;
+    p->workers = (pool__worker *)pool__alloc_aligned(n * sizeof(pool__worker), cfg->user);
+    if (!p->workers || pthread_mutex_init(&p->spawn_lock, NULL) != 0) {
+        pool__free_pool(p);
+        return ENOMEM;
+    }
+    memset(p->workers, 0, n * sizeof(pool__worker));
+    p->num_threads = (int)n;
+    p->stack_size = cfg->stack_size;
+    strncpy(p->name, cfg->name ? cfg->name : "pool", sizeof p->name - 1);
+    p->on_thread_start = cfg->on_thread_start;
+    p->on_thread_exit = cfg->on_thread_exit;
+    for (i = 0; i < n; i++) {
+        p->workers[i].home = p;
+        p->workers[i].index = (int)i;
+        p->workers[i].rng = 0x9E3779B97F4A7C15ull * (i + 1);
+    }
+    *out = p;
+    return 0;
+}
+
+POOL__IMPL int pool_destroy(pool *p) {
+    pool_task *t, *next;
+    uint32_t i, started;
+    if (!p) return EINVAL;
+    if (pool__current && pool__current->home == p) return EDEADLK;
+    /* Refuse new submissions, then close the injector: work accepted
+       before the close is taken by a worker or by the drain below. */
+    POOL__STORE(&p->closing, 1, POOL__RELEASE); /* read by pool_submit */
+    pool__injector_close(&p->injector);
+    pthread_mutex_lock(&p->spawn_lock);
+    p->spawn_closed = 1;
+    started = p->threads_started;
+    pthread_mutex_unlock(&p->spawn_lock);
+    /* Release: a worker that sees it also sees the closed injector. */
+    POOL__STORE(&p->terminating, 1, POOL__RELEASE);
+    for (i = 0; i < started; i++) pool__notify_worker(&p->workers[i]);
+    for (i = 0; i < started; i++) pool__thread_join(p->workers[i].thread);
+    /* Work injected after the last worker's last look, or while no thread
+       could be started, runs here. */
+    while ((t = pool__injector_take_all(&p->injector)) != NULL)
+        for (; t; t = next) {
+            next = t->pool__next;
+            pool__execute(NULL, t);
+        }
+    /* Acquire: pairs with the release in pool__latch_set. The setters still
+       counted here are a few instructions from done. */
+    while (POOL__LOAD(&p->xpool_inflight, POOL__ACQUIRE) != 0) pool__yield();
+    for (i = 0; i < started; i++) pool__deque_destroy(&p->workers[i].deque);
+    pthread_mutex_destroy(&p->spawn_lock);
+    pool__free_pool(p);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API: fork-join                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A function call packaged as a task, with a latch for its completion. */
+typedef struct pool__call_job {
+    pool_task task;
+    pool_fn fn;
+    void *arg;
+    pool__latch done;
+} pool__call_job;
+
+static void pool__call_job_run(pool_task *t) {
+    pool__call_job *job = (pool__call_job *)(void *)((char *)t - offsetof(pool__call_job, task));
+    job->fn(job->arg);
+    pool__latch_set(&job->done);
+}
+
+static void pool__call_job_init(pool__call_job *job, pool_fn fn, void *arg) {
+    job->task.run = pool__call_job_run;
+    job->task.pool__next = NULL;
+    job->task.pool__scope = NULL;
+    job->fn = fn;
+    job->arg = arg;
+}
+
+/* Runs fn(arg) on a worker of p and waits, from a thread that is not a
+   worker of p. A worker of another pool keeps running its own pool's work
+   while it waits; any other thread blocks. */
+static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
+    pool__worker *w = pool__current;
+    pool__call_job job;
+    int was_empty;
+    pool__call_job_init(&job, fn, arg);
+    pool__latch_init(&job.done, w, p);
+    if (pool__injector_push(&p->injector, &job.task, &job.task, &was_empty) != 0) {
+        /* p is being destroyed: its workers may be gone. */
+        pool__latch_abandon(&job.done);
+        fn(arg);
+        return;
+    }
+    POOL__FETCH_ADD(&p->jobs_injected, 1, POOL__RELAXED); /* a statistic */
+    pool__new_jobs(p, 1, was_empty);
+    if (w) pool__work_until(w, &job.done);
+    else pool__wait_outside(p, &job.done);
+}
+
+/* The heart of fork-join, on a worker of the pool: push b where thieves
+   can take it, run a, then take b back and run it, or, if it was stolen,
+   run other work until the thief has finished it. */
+static void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool_fn b, void *b_arg) {
+    pool__call_job job_b;
+    pool_task *t;
+    int was_empty = pool__deque_is_empty(&w->deque);
+    pool__call_job_init(&job_b, b, b_arg);
+    pool__latch_init(&job_b.done, w, w->home);
+    if (pool__deque_push(&w->deque, &job_b.task) != 0) { /* full, and out of memory */
+        a(a_arg);
+        b(b_arg);
+        return;
+    }
+    pool__new_jobs(w->home, 1, was_empty);
+    a(a_arg);
+    /* Whatever a pushed and left behind (detached tasks, scope spawns)
+       sits above b: run it, it is work like any other. */
+    while ((t = pool__deque_pop(&w->deque)) != NULL) {
+        if (t == &job_b.task) {
+            POOL__COUNT(w->stats.jobs_run, 1);
+            b(b_arg);
+            return;
+        }
+        pool__execute(w, t);
+    }
+    pool__work_until(w, &job_b.done);
+}
+
+typedef struct pool__join_args {
+    pool_fn a, b;
+    void *a_arg, *b_arg;
+} pool__join_args;
+
+static void pool__join_trampoline(void *arg) {
+    pool__join_args *j = (pool__join_args *)arg;
+    pool__join_local(pool__current, j->a, j->a_arg, j->b, j->b_arg);
+}
+
+/* The worker of p running this thread, or NULL. */
+static pool__worker *pool__worker_of(pool *p) {
+    pool__worker *w = pool__current;
+    return w && w->home == p ? w : NULL;
+}
+
+POOL__IMPL void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg) {
+    pool__worker *w;
+    if (!a || !b) { /* nothing to run in parallel */
+        if (a) a(a_arg);
+        if (b) b(b_arg);
+        return;
+    }
+    p = pool__resolve(p);
+    if (!p) {
+        a(a_arg);
+        b(b_arg);
+    } else if ((w = pool__worker_of(p)) != NULL) {
+        pool__join_local(w, a, a_arg, b, b_arg);
+    } else {
+        pool__join_args args;
+        args.a = a, args.a_arg = a_arg, args.b = b, args.b_arg = b_arg;
+        pool__call_remote(p, pool__join_trampoline, &args);
+    }
+}
+
+POOL__IMPL void pool_call(pool *p, pool_fn fn, void *arg) {
+    if (!fn) return;
+    p = pool__resolve(p);
+    if (!p || pool__worker_of(p)) fn(arg);
+    else pool__call_remote(p, fn, arg);
+}
+
+/* parallel_for: recursive halving on top of join. With grain 0 the split
+   is adaptive, in the spirit of rayon's splitter: a range is cut into
+   about num_threads pieces, and a piece cut further only when it was
+   stolen, i.e. when some worker was idle enough to take it. Loops whose
+   work is spread evenly pay for a handful of joins; uneven ones split
+   where the imbalance is. */
+typedef struct pool__pfor {
+    pool *target;
+    void (*body)(void *arg, size_t lo, size_t hi);
+    void *arg;
+    size_t grain;
+    uint32_t num_threads;
+} pool__pfor;
+
+typedef struct pool__pfor_range {
+    const pool__pfor *loop;
+    size_t lo, hi;
+    uint32_t splits; /* adaptive mode: how many more times to halve */
+    int owner;       /* worker that created this range, to detect a steal */
+} pool__pfor_range;
+
+static void pool__pfor_run(void *arg);
+
+static int pool__pfor_should_split(pool__pfor_range *r) {
+    const pool__pfor *loop = r->loop;
+    size_t len = r->hi - r->lo;
+    if (loop->grain) return len > loop->grain;
+    if (len < 2) return 0;
+    if (pool_worker_index() != r->owner) { /* stolen: there is idle capacity */
+        r->splits = r->splits / 2 > loop->num_threads ? r->splits / 2 : loop->num_threads;
+        return 1;
+    }
+    if (r->splits == 0) return 0;
+    r->splits /= 2;
+    return 1;
+}
+
+static void pool__pfor_run(void *arg) {
+    pool__pfor_range *r = (pool__pfor_range *)arg;
+    if (pool__pfor_should_split(r)) {
+        pool__pfor_range left = *r, right = *r;
+        left.hi = right.lo = r->lo + (r->hi - r->lo) / 2;
+        left.owner = right.owner = pool_worker_index();
+        pool_join(r->loop->target, pool__pfor_run, &left, pool__pfor_run, &right);
+    } else {
+        r->loop->body(r->loop->arg, r->lo, r->hi);
+    }
+}
+
+/* The whole range starts where it is first run, so it never counts as stolen. */
+static void pool__pfor_run_root(void *arg) {
+    ((pool__pfor_range *)arg)->owner = pool_worker_index();
+    pool__pfor_run(arg);
+}
+
+POOL__IMPL void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grain,
+                                  void (*body)(void *arg, size_t lo, size_t hi), void *arg) {
+    pool__pfor loop;
+    pool__pfor_range all;
+    if (!body || begin >= end) return;
+    p = pool__resolve(p);
+    if (!p || end - begin == 1) {
+        body(arg, begin, end);
+        return;
+    }
+    loop.target = p, loop.body = body, loop.arg = arg, loop.grain = grain;
+    loop.num_threads = (uint32_t)p->num_threads;
+    all.loop = &loop, all.lo = begin, all.hi = end, all.splits = loop.num_threads, all.owner = -1;
+    pool_call(p, pool__pfor_run_root, &all);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API: scopes and detached tasks                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Posts one task that the caller has already validated: onto the caller's
+   deque if it is a worker of p, else into the injector. */
+static int pool__post(pool *p, pool_task *t) {
+    pool__worker *w = pool__worker_of(p);
+    int was_empty;
+    if (w) {
+        was_empty = pool__deque_is_empty(&w->deque);
+        if (pool__deque_push(&w->deque, t) == 0) {
+            pool__new_jobs(p, 1, was_empty);
+            return 0;
+        }
+    }
+    t->pool__next = NULL;
+    if (pool__injector_push(&p->injector, t, t, &was_empty) != 0) return ECANCELED;
+    POOL__FETCH_ADD(&p->jobs_injected, 1, POOL__RELAXED); /* a statistic */
+    pool__new_jobs(p, 1, was_empty);
+    return 0;
+}
+
+/* A scope counts its unfinished tasks plus one reference held by the
+   waiter until it calls pool_scope_wait; whoever brings the count to zero
+   sets the latch. A task that spawns into the scope holds a count itself
+   while it runs, so the count cannot reach zero under a spawn. */
+POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
+    if (!s) return;
+    s->pool__pool = pool__resolve(p);
+    s->pool__pending = 1;
+    s->pool__done.state = POOL__LATCH_UNSET;
+    s->pool__done.waiter = NULL;
+    s->pool__done.cross_pool = 0;
+}
+
+static void pool__scope_task_done(pool_scope *s) {
+    /* acq_rel: release publishes this task's effects; the acquire of the
+       last decrement sees every other task's and the waiter's fields. */
+    if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) == 1) pool__latch_set(&s->pool__done);
+}
+
+POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
+    int rc;
+    if (!s || !t || !t->run) return EINVAL;
+    if (!s->pool__pool) { /* no pool could be created: run it here */
+        t->pool__scope = NULL;
+        t->run(t);
+        return 0;
+    }
+    t->pool__scope = s;
+    /* Relaxed: the spawner holds a count, so this cannot race with the
+       final decrement; the task itself is published by pool__post. */
+    POOL__FETCH_ADD(&s->pool__pending, 1, POOL__RELAXED);
+    rc = pool__post(s->pool__pool, t);
+    if (rc) POOL__FETCH_SUB(&s->pool__pending, 1, POOL__RELAXED);
+    return rc;
+}
+
+POOL__IMPL void pool_scope_wait(pool_scope *s) {
+    pool__worker *w = pool__current;
+    pool *p;
+    if (!s || !(p = s->pool__pool)) return;
+    pool__latch_init(&s->pool__done, w, p);
+    /* Drop the waiter's reference; acq_rel as in pool__scope_task_done. */
+    if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) == 1) {
+        pool__latch_abandon(&s->pool__done); /* all done already: no setter */
+    } else if (w) {
+        pool__work_until(w, &s->pool__done);
+    } else {
+        pool__wait_outside(p, &s->pool__done);
+    }
+    /* Re-arm, so that the scope can be used again. */
+    s->pool__pending = 1;
+    s->pool__done.state = POOL__LATCH_UNSET;
+}
+
+POOL__IMPL int pool_submit(pool *p, pool_task *t) { return pool_submit_batch(p, &t, 1); }
+
+/* A batch from a worker goes onto its deque and is announced once; from
+   outside it is linked and published with one CAS on the injector. */
+POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
+    pool__worker *w;
+    size_t i;
+    int was_empty;
+    if (n && !tasks) return EINVAL;
+    for (i = 0; i < n; i++)
+        if (!tasks[i] || !tasks[i]->run) return EINVAL;
+    if (!(p = pool__resolve(p))) return ENOMEM;
+    /* Acquire: pairs with pool_destroy's release store. */
+    if (POOL__LOAD(&p->closing, POOL__ACQUIRE)) return ECANCELED;
+    if (!n) return 0;
+    for (i = 0; i < n; i++) tasks[i]->pool__scope = NULL;
+    if ((w = pool__worker_of(p)) != NULL) {
+        was_empty = pool__deque_is_empty(&w->deque);
+        for (i = 0; i < n; i++)
+            if (pool__deque_push(&w->deque, tasks[i]) != 0) break;
+        if (i) pool__new_jobs(p, i > 65535 ? 65535 : (uint32_t)i, was_empty);
+        if (i == n) return 0;
+        tasks += i, n -= i; /* out of memory: the rest goes to the injector */
+    }
+    for (i = 0; i + 1 < n; i++) tasks[i]->pool__next = tasks[i + 1];
+    if (pool__injector_push(&p->injector, tasks[0], tasks[n - 1], &was_empty) != 0)
+        return ECANCELED;
+    POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
+    pool__new_jobs(p, n > 65535 ? 65535 : (uint32_t)n, was_empty);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API: introspection                                                */
+/* ------------------------------------------------------------------------ */
+
+POOL__IMPL int pool_worker_index(void) { return pool__current ? pool__current->index : -1; }
+
+POOL__IMPL int pool_num_threads(const pool *p) {
+    pool *r = pool__resolve(p);
+    return r ? r->num_threads : 1;
+}
+
+POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
+    pool *p;
+    uint32_t i, started;
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!(p = pool__resolve(cp))) return;
+    /* Relaxed everywhere: each counter is a statistic, read as a snapshot. */
+    started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
+    for (i = 0; i < started; i++) {
+        pool__worker *w = &p->workers[i];
+        out->jobs_run += POOL__LOAD(&w->stats.jobs_run, POOL__RELAXED);
+        out->jobs_stolen += POOL__LOAD(&w->stats.jobs_stolen, POOL__RELAXED);
+        out->steals_failed += POOL__LOAD(&w->stats.steals_failed, POOL__RELAXED);
+        out->sleeps += POOL__LOAD(&w->stats.sleeps, POOL__RELAXED);
+        out->wakeups += POOL__LOAD(&w->stats.wakeups, POOL__RELAXED);
+    }
+    out->jobs_injected = POOL__LOAD(&p->jobs_injected, POOL__RELAXED);
+    out->threads_started = started;
+    out->threads_failed = POOL__LOAD(&p->threads_failed, POOL__RELAXED);
+    out->num_threads = p->num_threads;
+}
+
+#endif /* POOL_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+VERSION HISTORY
+  0.1.0  first release: work-stealing core, sleep protocol, fork-join,
+         scopes, parallel_for, detached tasks
+------------------------------------------------------------------------------
+LICENSE
+
+MIT License
+
+Copyright (c) 2026 the pool.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in
+all copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/
