@@ -70,6 +70,10 @@
      ENOMEM     pool_create could not allocate
      EDEADLK    pool_destroy called from a task running on that pool
      ECANCELED  a submission to a pool whose destroy has begun
+   pool_destroy(p) may run while p's own tasks call into p (their
+   submissions then fail with ECANCELED, their joins and calls complete);
+   every other thread must have returned from its calls on p first, as
+   with any object that is freed.
    pool_join, pool_call, pool_parallel_for and pool_scope_wait return
    nothing: they always complete the work, if need be on the calling
    thread (when the pool could start no thread at all, or is being
@@ -184,8 +188,8 @@ struct pool_stats {
 /* Private: a one-shot completion flag that a thread can block on. */
 typedef struct pool__latch {
     uint32_t state;
-    uint32_t cross_pool;
     void *waiter;
+    void *other_pool;
 } pool__latch;
 
 struct pool_scope {
@@ -296,6 +300,11 @@ POOL_DEF void pool_stats_get(const pool *p, pool_stats *out);
 #else
 #define POOL__THREAD_LOCAL __thread
 #endif
+
+/* The join fast path is a handful of loads and stores; it must not pay
+   for a call or for the registers a cold path would need. */
+#define POOL__INLINE static inline __attribute__((always_inline))
+#define POOL__COLD static __attribute__((noinline, cold))
 
 #if defined(__x86_64__) || defined(__i386__)
 #define POOL__CPU_RELAX() __builtin_ia32_pause()
@@ -502,8 +511,8 @@ static void pool__deque_destroy(pool__deque *d) {
 
 /* Owner only. Copies the live items [top, bottom) into a buffer twice the
    size and publishes it; the old buffer stays readable for thieves. */
-static pool__deque_buffer *pool__deque_grow(pool__deque *d, pool__deque_buffer *old,
-                                            int64_t top, int64_t bottom) {
+POOL__COLD pool__deque_buffer *pool__deque_grow(pool__deque *d, pool__deque_buffer *old,
+                                           int64_t top, int64_t bottom) {
     pool__deque_buffer *b = pool__deque_buffer_new(2 * (old->mask + 1), d->alloc_user);
     int64_t i;
     if (!b) return NULL;
@@ -517,7 +526,7 @@ static pool__deque_buffer *pool__deque_grow(pool__deque *d, pool__deque_buffer *
 }
 
 /* Owner only. Returns 0, or ENOMEM when the deque is full and cannot grow. */
-static int pool__deque_push(pool__deque *d, pool_task *t) {
+POOL__INLINE int pool__deque_push(pool__deque *d, pool_task *t) {
     int64_t bottom = POOL__LOAD(&d->bottom, POOL__RELAXED); /* only the owner writes it */
     /* Acquire pairs with a thief's CAS on top: its read of the slot it took
        happens before we overwrite that slot. */
@@ -535,7 +544,7 @@ static int pool__deque_push(pool__deque *d, pool_task *t) {
 }
 
 /* Owner only: the most recently pushed task, or NULL. */
-static pool_task *pool__deque_pop(pool__deque *d) {
+POOL__INLINE pool_task *pool__deque_pop(pool__deque *d) {
     int64_t bottom = POOL__LOAD(&d->bottom, POOL__RELAXED) - 1;
     pool__deque_buffer *b = d->buffer;
     int64_t top;
@@ -579,8 +588,9 @@ static pool_task *pool__deque_steal(pool__deque *d, int *contended) {
 }
 
 /* Any thread: a snapshot, exact only when the owner and thieves are still. */
-static int pool__deque_is_empty(pool__deque *d) {
-    return POOL__LOAD(&d->bottom, POOL__RELAXED) <= POOL__LOAD(&d->top, POOL__RELAXED);
+static int64_t pool__deque_len(pool__deque *d) {
+    int64_t len = POOL__LOAD(&d->bottom, POOL__RELAXED) - POOL__LOAD(&d->top, POOL__RELAXED);
+    return len > 0 ? len : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -707,17 +717,20 @@ static POOL__THREAD_LOCAL pool__worker *pool__current;
 static void *pool__worker_main(void *arg);
 
 /* Starts the next worker thread if the pool has fewer than num_threads.
-   Called when work is posted that no awake worker can take. Never blocks
-   on the lock: if another thread is starting a worker, that is enough. A
-   failed start is counted and tried again on a later call; the pool
-   carries on with the threads it has, and with none at all the threads
-   that wait for work run it themselves (pool__wait_outside). */
-static void pool__maybe_spawn(pool *p) {
+   Called when work is posted that no awake worker can take. A poster
+   never blocks on the lock (wait_for_lock 0): if another thread is
+   starting a worker, that is enough. A failed start is counted and tried
+   again on a later call; the pool carries on with the threads it has, and
+   with none at all the threads that wait for work run it themselves
+   (pool__wait_outside). Returns the number of threads started so far. */
+static uint32_t pool__spawn(pool *p, int wait_for_lock) {
     uint32_t started;
     pool__worker *w;
     /* Relaxed: a stale value only costs one extra trip to the lock. */
-    if (POOL__LOAD(&p->threads_started, POOL__RELAXED) >= (uint32_t)p->num_threads) return;
-    if (pthread_mutex_trylock(&p->spawn_lock) != 0) return;
+    started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
+    if (started >= (uint32_t)p->num_threads) return started;
+    if (wait_for_lock) pthread_mutex_lock(&p->spawn_lock);
+    else if (pthread_mutex_trylock(&p->spawn_lock) != 0) return started;
     started = p->threads_started;
     w = &p->workers[started];
     if (!p->spawn_closed && started < (uint32_t)p->num_threads) {
@@ -725,13 +738,14 @@ static void pool__maybe_spawn(pool *p) {
             pool__thread_start(&w->thread, pool__worker_main, w, p->stack_size) == 0) {
             /* Release: a thread that sees the new count (acquire) sees the
                worker's initialised deque. */
-            POOL__STORE(&p->threads_started, started + 1, POOL__RELEASE);
+            POOL__STORE(&p->threads_started, ++started, POOL__RELEASE);
         } else {
             pool__deque_destroy(&w->deque);
             POOL__FETCH_ADD(&p->threads_failed, 1, POOL__RELAXED); /* a statistic */
         }
     }
     pthread_mutex_unlock(&p->spawn_lock);
+    return started;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -808,7 +822,7 @@ static uint32_t pool__jec_of(uint64_t c) { return (uint32_t)(c >> 32); }
 
 /* Poster: make the JEC odd if it is even. Returns the counters after.
    seq_cst: the poster's half of the injected-work pair above. */
-static uint64_t pool__jec_post(pool *p) {
+POOL__INLINE uint64_t pool__jec_post(pool *p) {
     uint64_t c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
     while (!(pool__jec_of(c) & 1))
         if (POOL__CAS(&p->counters, &c, c + POOL__ONE_JEC, POOL__SEQ_CST, POOL__SEQ_CST))
@@ -852,7 +866,7 @@ static int pool__wake_sleeper(pool *p, pool__worker *w) {
 
 /* Wakes up to n sleeping workers; returns how many it woke. */
 static uint32_t pool__wake_any(pool *p, uint32_t n) {
-    /* Acquire: pairs with the release in pool__maybe_spawn. */
+    /* Acquire: pairs with the release in pool__spawn. */
     uint32_t started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i, woken = 0;
     for (i = 0; i < started && woken < n; i++) woken += pool__wake_sleeper(p, &p->workers[i]);
     return woken;
@@ -867,21 +881,57 @@ static void pool__notify_worker(pool__worker *w) {
     }
 }
 
-/* n jobs were just made visible. The rule for how many sleepers to wake:
-   if the queue already had work, the awake searchers are evidently not
-   keeping up, so wake one sleeper per job; if it was empty, the awake
-   searchers will take the first jobs, so wake sleepers only for the rest.
-   If that still leaves jobs nobody can take, start another thread. */
-static void pool__new_jobs(pool *p, uint32_t n, int queue_was_empty) {
-    uint64_t c = pool__jec_post(p);
-    uint32_t sleeping = pool__sleeping_of(c);
-    uint32_t awake_idle = pool__inactive_of(c) - sleeping;
+/* n jobs were just made visible; c is the counters word after the post.
+   The rule for how many sleepers to wake: if the queue already had work,
+   the awake searchers are evidently not keeping up, so wake one sleeper
+   per job; if it was empty, the awake searchers will take the first jobs,
+   so wake sleepers only for the rest. If that still leaves jobs nobody
+   can take, start another thread. */
+POOL__COLD void pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int queue_was_empty) {
+    uint32_t sleeping = pool__sleeping_of(c), inactive = pool__inactive_of(c);
+    /* A woken worker may leave idle before its waker un-counts it asleep,
+       so for a moment sleeping can exceed inactive. */
+    uint32_t awake_idle = inactive > sleeping ? inactive - sleeping : 0;
     uint32_t to_wake = 0, woken = 0;
     if (!queue_was_empty) to_wake = n;
     else if (awake_idle < n) to_wake = n - awake_idle;
     if (to_wake > sleeping) to_wake = sleeping;
     if (to_wake) woken = pool__wake_any(p, to_wake);
-    if (awake_idle + woken < n) pool__maybe_spawn(p);
+    if (awake_idle + woken < n) pool__spawn(p, 0);
+}
+
+/* Work was pushed into the injector. */
+static void pool__new_injected_jobs(pool *p, uint32_t n, int queue_was_empty) {
+    pool__wake_for_jobs(p, pool__jec_post(p), n, queue_was_empty);
+}
+
+/* Injected tasks were moved onto w's own deque. They were promised the
+   injected-work pair, which the deque's release store cannot give: the
+   read-modify-write here (seq_cst) is the poster's store-load barrier. A
+   sleeper's announce reads this value or a later one, and so sees the
+   moved tasks; or it came first, and then the post changes the JEC under
+   the sleeper's feet. */
+static void pool__new_moved_jobs(pool__worker *w, uint32_t n) {
+    pool *p = w->home;
+    uint64_t c = POOL__FETCH_ADD(&p->counters, 0, POOL__SEQ_CST);
+    while (!(pool__jec_of(c) & 1))
+        if (POOL__CAS(&p->counters, &c, c + POOL__ONE_JEC, POOL__SEQ_CST, POOL__SEQ_CST)) {
+            c += POOL__ONE_JEC;
+            break;
+        }
+    pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n);
+}
+
+/* n tasks were pushed onto w's own deque. This runs on every join, so the
+   common case, nobody asleep and every thread started, returns after two
+   loads; whether the deque was empty is only worked out when it matters. */
+POOL__INLINE void pool__new_local_jobs(pool__worker *w, uint32_t n) {
+    pool *p = w->home;
+    uint64_t c = pool__jec_post(p);
+    if (pool__sleeping_of(c) == 0 &&
+        POOL__LOAD(&p->threads_started, POOL__RELAXED) == (uint32_t)p->num_threads)
+        return;
+    pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n);
 }
 
 /* Back to UNSET, consuming a SET if there is one. Acquire pairs with the
@@ -964,12 +1014,13 @@ enum { POOL__LATCH_UNSET = 0, POOL__LATCH_WAITING = 1, POOL__LATCH_DONE = 2 };
 
 /* `target` is the pool that will run the job. A worker of another pool
    that waits makes its own pool wait for this latch's setter before it
-   frees anything (see pool__latch_set). */
+   frees anything (see pool__latch_set), and remembers the target so that
+   it can run the job itself if the target has no thread. */
 static void pool__latch_init(pool__latch *l, pool__worker *waiter, pool *target) {
     l->state = POOL__LATCH_UNSET;
     l->waiter = waiter;
-    l->cross_pool = waiter && waiter->home != target;
-    if (l->cross_pool) POOL__FETCH_ADD(&waiter->home->xpool_inflight, 1, POOL__RELAXED);
+    l->other_pool = waiter && waiter->home != target ? target : NULL;
+    if (l->other_pool) POOL__FETCH_ADD(&waiter->home->xpool_inflight, 1, POOL__RELAXED);
 }
 
 /* Acquire pairs with the release in pool__latch_set: the job's effects are
@@ -986,7 +1037,7 @@ static int pool__latch_is_done(pool__latch *l) {
 static void pool__latch_set(pool__latch *l) {
     pool__worker *w = (pool__worker *)l->waiter;
     if (w) {
-        uint32_t cross_pool = l->cross_pool;
+        int cross_pool = l->other_pool != NULL;
         POOL__STORE(&l->state, POOL__LATCH_DONE, POOL__RELEASE);
         pool__notify_worker(w);
         /* Release: pool_destroy's acquire load sees we are done with w. */
@@ -999,7 +1050,7 @@ static void pool__latch_set(pool__latch *l) {
 
 /* For a waiter that has to give up a cross-pool latch it registered. */
 static void pool__latch_abandon(pool__latch *l) {
-    if (l->cross_pool)
+    if (l->other_pool)
         POOL__FETCH_SUB(&((pool__worker *)l->waiter)->home->xpool_inflight, 1, POOL__RELEASE);
 }
 
@@ -1028,11 +1079,10 @@ static uint32_t pool__random(pool__worker *w) { /* xorshift64* */
 }
 
 /* One pass over the other workers from a random start, repeated while
-   some steal lost a race (that deque had work). *more is set when the
-   victim still has work after the steal: a hint to wake a helper. */
-static pool_task *pool__steal_work(pool__worker *w, int *more) {
+   some steal lost a race (that deque had work). */
+static pool_task *pool__steal_work(pool__worker *w) {
     pool *p = w->home;
-    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE); /* pairs with maybe_spawn */
+    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE); /* pairs with pool__spawn */
     int contended;
     if (n < 2) return NULL;
     do {
@@ -1045,7 +1095,6 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
             t = pool__deque_steal(&victim->deque, &contended);
             if (t) {
                 POOL__COUNT(w->stats.jobs_stolen, 1);
-                *more = !pool__deque_is_empty(&victim->deque);
                 return t;
             }
         }
@@ -1055,13 +1104,11 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
 }
 
 /* Takes everything injected so far, keeps the first task to run and moves
-   the rest onto w's deque, where other workers can steal them. */
-static pool_task *pool__take_injected(pool__worker *w) {
+   the rest onto w's deque, where other workers can steal them; *moved
+   says how many, for the caller to announce (see pool__work_until). */
+static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
     pool_task *first = pool__injector_take_all(&w->home->injector), *t, *next;
-    int was_empty;
-    uint32_t moved = 0;
     if (!first) return NULL;
-    was_empty = pool__deque_is_empty(&w->deque);
     for (t = first->pool__next; t; t = next) {
         next = t->pool__next;
         if (pool__deque_push(&w->deque, t) != 0) {
@@ -1070,19 +1117,33 @@ static pool_task *pool__take_injected(pool__worker *w) {
             pool__injector_repush(&w->home->injector, t, last);
             break;
         }
-        moved++;
+        if (*moved < 65535) ++*moved;
     }
-    if (moved) pool__new_jobs(w->home, moved, was_empty);
     return first;
 }
 
-static pool_task *pool__find_work(pool__worker *w, int *more) {
+static pool_task *pool__find_work(pool__worker *w, uint32_t *moved) {
     pool_task *t = pool__deque_pop(&w->deque);
-    *more = 0;
-    if (!t) t = pool__steal_work(w, more);
-    if (!t) t = pool__take_injected(w);
+    *moved = 0;
+    if (!t) t = pool__steal_work(w);
+    if (!t) t = pool__take_injected(w, moved);
     return t;
 }
+
+/* w stops being idle (it found work, or what it waited for is done).
+   Posters that saw it idle counted on it to take their work and woke
+   nobody for it; it may not have, so if anyone sleeps, wake one to look
+   (rayon's rule, with one instead of two to keep wake-ups throttled).
+   Relaxed: see pool__sub_sleeping. */
+static void pool__leave_idle(pool__worker *w) {
+    pool *p = w->home;
+    uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+    if (pool__sleeping_of(c)) pool__wake_any(p, 1);
+}
+
+/* A worker of another pool waits for a job in `target`: if the target has
+   no thread and cannot start one, run its injected work here. */
+static void pool__help_thread_less(pool *target);
 
 /* Runs work until `done` is set, or with done == NULL (the worker's main
    loop) until the pool terminates and no work is left. In between, idle
@@ -1090,25 +1151,23 @@ static pool_task *pool__find_work(pool__worker *w, int *more) {
 static void pool__work_until(pool__worker *w, pool__latch *done) {
     pool *p = w->home;
     pool__idle idle = {0, 0};
-    int idle_now = 0, more;
+    int idle_now = 0;
+    uint32_t moved;
     for (;;) {
         pool_task *t;
         if (done && pool__latch_is_done(done)) break;
-        t = pool__find_work(w, &more);
+        t = pool__find_work(w, &moved);
         if (t) {
             if (idle_now) {
-                /* Relaxed: see pool__sub_sleeping. */
-                uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+                pool__leave_idle(w);
                 idle_now = 0;
-                /* We were searching and found work that others could help
-                   with: pass the baton to one sleeper (a throttled wake-up
-                   chain rather than a thundering herd). */
-                if (more && pool__sleeping_of(c)) pool__wake_any(p, 1);
             }
+            if (moved) pool__new_moved_jobs(w, moved);
             pool__execute(w, t);
             continue;
         }
         if (!done && POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
+        if (done && done->other_pool) pool__help_thread_less((pool *)done->other_pool);
         if (!idle_now) {
             POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
             idle_now = 1;
@@ -1116,7 +1175,7 @@ static void pool__work_until(pool__worker *w, pool__latch *done) {
         }
         pool__no_work_found(w, &idle);
     }
-    if (idle_now) POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+    if (idle_now) pool__leave_idle(w);
 }
 
 /* "prefix-index", cut to the 15 characters Linux allows for a thread name. */
@@ -1136,6 +1195,11 @@ static void *pool__worker_main(void *arg) {
     char name[16];
     pool__format_thread_name(name, p->name, w->index);
     pool__thread_set_name(name);
+    /* Wait until the spawner has published this worker (it holds the lock
+       until then): before that, wakers do not scan it, so it must not
+       sleep, and a thief would not find its work. */
+    pthread_mutex_lock(&p->spawn_lock);
+    pthread_mutex_unlock(&p->spawn_lock);
     pool__current = w;
     if (p->on_thread_start) p->on_thread_start(p->user, w->index);
     pool__work_until(w, NULL);
@@ -1146,8 +1210,9 @@ static void *pool__worker_main(void *arg) {
 
 /* A thread outside the pool waits for l. It spins briefly (a pool_call of
    a small job is often done within microseconds), then blocks on the
-   latch word. If the pool has no thread at all (none could be started),
-   it runs injected work itself so that nothing waits forever. */
+   latch word. If the pool has no thread at all, it tries to start one,
+   waiting for any start already under way; if that fails too, it runs
+   injected work itself so that nothing waits forever. */
 #define POOL__OUTSIDE_SPINS 1000
 
 static int pool__help_outside(pool *p) {
@@ -1160,6 +1225,12 @@ static int pool__help_outside(pool *p) {
     return 1;
 }
 
+static void pool__help_thread_less(pool *target) {
+    /* Acquire: pairs with pool__spawn's release. */
+    if (POOL__LOAD(&target->threads_started, POOL__ACQUIRE) == 0 && pool__spawn(target, 1) == 0)
+        pool__help_outside(target);
+}
+
 static void pool__wait_outside(pool *p, pool__latch *l) {
     int spin;
     for (spin = 0; spin < POOL__OUTSIDE_SPINS; spin++) {
@@ -1168,9 +1239,11 @@ static void pool__wait_outside(pool *p, pool__latch *l) {
     }
     for (;;) {
         uint32_t s = POOL__LATCH_UNSET;
-        /* Acquire: pairs with maybe_spawn's release. Once a worker exists
+        /* Acquire: pairs with pool__spawn's release. Once a worker exists
            it stays until pool_destroy, which runs leftover work itself. */
-        if (POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 && pool__help_outside(p)) continue;
+        if (POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 && pool__spawn(p, 1) == 0 &&
+            pool__help_outside(p))
+            continue;
         /* Acquire on failure: DONE means the job's effects are visible. */
         if (!POOL__CAS(&l->state, &s, POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE) &&
             s == POOL__LATCH_DONE)
@@ -1333,7 +1406,7 @@ static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
         return;
     }
     POOL__FETCH_ADD(&p->jobs_injected, 1, POOL__RELAXED); /* a statistic */
-    pool__new_jobs(p, 1, was_empty);
+    pool__new_injected_jobs(p, 1, was_empty);
     if (w) pool__work_until(w, &job.done);
     else pool__wait_outside(p, &job.done);
 }
@@ -1341,18 +1414,20 @@ static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
 /* The heart of fork-join, on a worker of the pool: push b where thieves
    can take it, run a, then take b back and run it, or, if it was stolen,
    run other work until the thief has finished it. */
-static void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool_fn b, void *b_arg) {
+POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool_fn b,
+                                  void *b_arg) {
     pool__call_job job_b;
     pool_task *t;
-    int was_empty = pool__deque_is_empty(&w->deque);
     pool__call_job_init(&job_b, b, b_arg);
-    pool__latch_init(&job_b.done, w, w->home);
+    job_b.done.state = POOL__LATCH_UNSET;
+    job_b.done.waiter = w;
+    job_b.done.other_pool = NULL;
     if (pool__deque_push(&w->deque, &job_b.task) != 0) { /* full, and out of memory */
         a(a_arg);
         b(b_arg);
         return;
     }
-    pool__new_jobs(w->home, 1, was_empty);
+    pool__new_local_jobs(w, 1);
     a(a_arg);
     /* Whatever a pushed and left behind (detached tasks, scope spawns)
        sits above b: run it, it is work like any other. */
@@ -1368,13 +1443,23 @@ static void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool_fn b,
 }
 
 typedef struct pool__join_args {
+    pool *p;
     pool_fn a, b;
     void *a_arg, *b_arg;
 } pool__join_args;
 
+/* A join from outside the pool, as one injected job. It normally runs on
+   a worker of p; run by a thread helping because p has no worker (see
+   pool__wait_outside) or by pool_destroy's drain, it runs a then b. */
 static void pool__join_trampoline(void *arg) {
     pool__join_args *j = (pool__join_args *)arg;
-    pool__join_local(pool__current, j->a, j->a_arg, j->b, j->b_arg);
+    pool__worker *w = pool__current;
+    if (w && w->home == j->p) {
+        pool__join_local(w, j->a, j->a_arg, j->b, j->b_arg);
+    } else {
+        j->a(j->a_arg);
+        j->b(j->b_arg);
+    }
 }
 
 /* The worker of p running this thread, or NULL. */
@@ -1398,7 +1483,7 @@ POOL__IMPL void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_ar
         pool__join_local(w, a, a_arg, b, b_arg);
     } else {
         pool__join_args args;
-        args.a = a, args.a_arg = a_arg, args.b = b, args.b_arg = b_arg;
+        args.p = p, args.a = a, args.a_arg = a_arg, args.b = b, args.b_arg = b_arg;
         pool__call_remote(p, pool__join_trampoline, &args);
     }
 }
@@ -1490,17 +1575,14 @@ POOL__IMPL void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grai
 static int pool__post(pool *p, pool_task *t) {
     pool__worker *w = pool__worker_of(p);
     int was_empty;
-    if (w) {
-        was_empty = pool__deque_is_empty(&w->deque);
-        if (pool__deque_push(&w->deque, t) == 0) {
-            pool__new_jobs(p, 1, was_empty);
-            return 0;
-        }
+    if (w && pool__deque_push(&w->deque, t) == 0) {
+        pool__new_local_jobs(w, 1);
+        return 0;
     }
     t->pool__next = NULL;
     if (pool__injector_push(&p->injector, t, t, &was_empty) != 0) return ECANCELED;
     POOL__FETCH_ADD(&p->jobs_injected, 1, POOL__RELAXED); /* a statistic */
-    pool__new_jobs(p, 1, was_empty);
+    pool__new_injected_jobs(p, 1, was_empty);
     return 0;
 }
 
@@ -1514,7 +1596,7 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     s->pool__pending = 1;
     s->pool__done.state = POOL__LATCH_UNSET;
     s->pool__done.waiter = NULL;
-    s->pool__done.cross_pool = 0;
+    s->pool__done.other_pool = NULL;
 }
 
 static void pool__scope_task_done(pool_scope *s) {
@@ -1575,18 +1657,23 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
     if (!n) return 0;
     for (i = 0; i < n; i++) tasks[i]->pool__scope = NULL;
     if ((w = pool__worker_of(p)) != NULL) {
-        was_empty = pool__deque_is_empty(&w->deque);
         for (i = 0; i < n; i++)
             if (pool__deque_push(&w->deque, tasks[i]) != 0) break;
-        if (i) pool__new_jobs(p, i > 65535 ? 65535 : (uint32_t)i, was_empty);
+        if (i) pool__new_local_jobs(w, i > 65535 ? 65535 : (uint32_t)i);
         if (i == n) return 0;
-        tasks += i, n -= i; /* out of memory: the rest goes to the injector */
+        if (i) { /* out of memory part-way: the rest, already accepted, is injected */
+            for (n -= i, tasks += i, i = 0; i + 1 < n; i++) tasks[i]->pool__next = tasks[i + 1];
+            pool__injector_repush(&p->injector, tasks[0], tasks[n - 1]);
+            POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
+            pool__new_injected_jobs(p, n > 65535 ? 65535 : (uint32_t)n, 0);
+            return 0;
+        }
     }
     for (i = 0; i + 1 < n; i++) tasks[i]->pool__next = tasks[i + 1];
     if (pool__injector_push(&p->injector, tasks[0], tasks[n - 1], &was_empty) != 0)
         return ECANCELED;
     POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
-    pool__new_jobs(p, n > 65535 ? 65535 : (uint32_t)n, was_empty);
+    pool__new_injected_jobs(p, n > 65535 ? 65535 : (uint32_t)n, was_empty);
     return 0;
 }
 

@@ -1,0 +1,112 @@
+#!/bin/sh
+# tests/run.sh - build and run every tests/test_*.c; run from the repository root.
+#
+#   sh tests/run.sh                 # -O2 -g
+#   SANITIZE=thread sh tests/run.sh # ThreadSanitizer, -O1 -g, smaller loops
+#   SANITIZE=address sh tests/run.sh   # AddressSanitizer + UBSan
+#
+# Environment:
+#   CC, CFLAGS        compiler and flags (default: cc, -O2 -g; -O1 -g with SANITIZE)
+#   SANITIZE          thread | address
+#   BUILD             where binaries and logs go (default build/tests)
+#   POOL_TEST_SCALE   loop-size factor read by the tests (default 1; 0.5 with
+#                     SANITIZE unless set)
+#   TEST_TIMEOUT      seconds per test program (default 300)
+#
+# Prints one line per test, "PASS name" or "FAIL name (reason)" on stdout
+# (a failing test's log tail goes to stderr), then exactly one final line
+# "N passed, N failed". Exits non-zero if any test failed.
+
+CC=${CC:-cc}
+BUILD=${BUILD:-build/tests}
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+
+case "${SANITIZE:-}" in
+"")
+    SANFLAGS=
+    CFLAGS=${CFLAGS:--O2 -g}
+    ;;
+thread)
+    SANFLAGS="-fsanitize=thread"
+    CFLAGS=${CFLAGS:--O1 -g}
+    POOL_TEST_SCALE=${POOL_TEST_SCALE:-0.5}
+    ;;
+address)
+    SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all"
+    CFLAGS=${CFLAGS:--O1 -g}
+    POOL_TEST_SCALE=${POOL_TEST_SCALE:-0.5}
+    ;;
+*)
+    echo "run.sh: SANITIZE must be thread or address, not '$SANITIZE'" >&2
+    echo "0 passed, 1 failed"
+    exit 2
+    ;;
+esac
+if [ -n "${POOL_TEST_SCALE:-}" ]; then export POOL_TEST_SCALE; fi
+# Fail on the first sanitizer report, with the report in the log.
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1 abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1 halt_on_error=1}"
+
+if [ ! -f pool.h ] || [ ! -d tests ]; then
+    echo "run.sh: run me from the repository root (where pool.h is)" >&2
+    echo "0 passed, 1 failed"
+    exit 2
+fi
+
+mkdir -p "$BUILD" || { echo "0 passed, 1 failed"; exit 2; }
+
+if command -v timeout >/dev/null 2>&1; then
+    TIMEOUT="timeout $TEST_TIMEOUT"
+else
+    TIMEOUT=
+fi
+
+passed=0
+failed=0
+
+# Shows the end of a failing test's log on stderr, indented.
+show_log() {
+    tail -n 30 "$1" | sed 's/^/    | /' >&2
+}
+
+for src in tests/test_*.c; do
+    [ -f "$src" ] || continue
+    name=$(basename "$src" .c)
+    bin="$BUILD/$name"
+    case "$bin" in
+    /*) ;;
+    *) bin="./$bin" ;; # a relative BUILD: run it as a path, not via $PATH
+    esac
+    log="$BUILD/$name.log"
+    # shellcheck disable=SC2086  # the flag variables are lists of words
+    if ! $CC $CFLAGS $SANFLAGS -Wall -Wextra -pthread -I. -o "$bin" "$src" >"$log" 2>&1; then
+        echo "FAIL $name (compile error, see $log)"
+        show_log "$log"
+        failed=$((failed + 1))
+        continue
+    fi
+    # shellcheck disable=SC2086
+    $TIMEOUT "$bin" >>"$log" 2>&1
+    rc=$?
+    if [ "$rc" -eq 0 ]; then
+        echo "PASS $name"
+        passed=$((passed + 1))
+        continue
+    fi
+    if [ "$rc" -eq 124 ] && [ -n "$TIMEOUT" ]; then
+        reason="timed out after $TEST_TIMEOUT s"
+    elif [ "$rc" -eq 3 ] && grep -q '^WATCHDOG:' "$log"; then
+        reason=$(grep '^WATCHDOG:' "$log" | head -n 1)
+    elif [ "$rc" -gt 128 ]; then
+        reason="killed by signal $((rc - 128))"
+    else
+        reason="exit status $rc"
+    fi
+    echo "FAIL $name ($reason, see $log)"
+    show_log "$log"
+    failed=$((failed + 1))
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
