@@ -49,6 +49,7 @@ static atomic_long test__printed; /* cap the output when a loop fails a lot */
 TEST__UNUSED static void test__fail(const char *file, int line, const char *expr, const char *detail) {
     atomic_fetch_add(&test__failures, 1);
     if (atomic_fetch_add(&test__printed, 1) < TEST__MAX_PRINTED) {
+        fflush(stdout); /* keep the log in order when both go to one file */
         fprintf(stderr, "%s:%d: CHECK failed: %s%s%s\n", file, line, expr,
                 detail ? "  " : "", detail ? detail : "");
         fflush(stderr);

@@ -8,6 +8,11 @@
  * after 10 s and the test fails at once (pool_call/pool_join hangs are
  * caught by the watchdog), instead of hanging the run.
  *
+ * Racy soak: the same with gaps of 0-400 us, spinning or sleeping, so that
+ * work arrives at every point of a worker's way to sleep (searching,
+ * yielding, announcing it is sleepy, registering, blocking): the window
+ * where a wake-up gets lost.
+ *
  * Parallel progress: two tasks where the first waits for the second. Once
  * both are queued, a sleeping worker must be woken to run the second while
  * the first occupies its worker, whether they were posted from outside
@@ -74,9 +79,9 @@ static int completion_wait(completion *c, long target, int seconds) {
 }
 
 static void fail_now(const char *what, const char *pool_name, long cycle) {
+    fflush(stdout); /* what came before first, in a shared log */
     fprintf(stderr, "FAIL: %s pool, cycle %ld: %s\n", pool_name, cycle, what);
     fflush(stderr);
-    fflush(stdout);
     _exit(1); /* the pool holds a lost task: do not try to destroy it */
 }
 
@@ -146,6 +151,37 @@ static void soak(pool *p, const char *pool_name, long cycles) {
             break;
         }
     }
+    printf("    %.2f s\n", test_now() - t0);
+}
+
+static void spin_us(long us) {
+    double end = test_now() + (double)us * 1e-6;
+    while (test_now() < end) {
+    }
+}
+
+static void racy_soak(pool *p, const char *pool_name, long cycles) {
+    static counted task;
+    atomic_long ran;
+    long i;
+    uint64_t rng = 0xFACE;
+    double t0 = test_now();
+    char wd[96];
+    atomic_init(&ran, 0);
+    completion_reset(&comp);
+    task.task.run = counted_run;
+    task.ran = &ran;
+    printf("  %s pool: %ld cycles of {gap of 0-400 us; pool_submit and wait}\n", pool_name, cycles);
+    snprintf(wd, sizeof wd, "test_wakeup racy soak (%s pool)", pool_name);
+    for (i = 0; i < cycles; i++) {
+        long gap = (long)(test_rand(&rng) % 400);
+        if (i % 1024 == 0) test_watchdog(30, wd);
+        if (gap < 100) spin_us(gap); /* the worker is still searching or yielding */
+        else test_sleep_us(gap);
+        CHECK_EQ_I64(pool_submit(p, &task.task), 0);
+        if (!completion_wait(&comp, i + 1, 10)) fail_now("pool_submit task not run after 10 s (lost wake-up)", pool_name, i);
+    }
+    CHECK_EQ_I64(atomic_load(&ran), cycles);
     printf("    %.2f s\n", test_now() - t0);
 }
 
@@ -253,6 +289,7 @@ static void run_pool(int threads, long cycles) {
     CHECK(pool_create(&p, &cfg) == 0);
     if (!p) return;
     soak(p, name, cycles);
+    racy_soak(p, name, cycles * 4);
     parallel_progress(p, name, cycles / 10, 0);
     parallel_progress(p, name, cycles / 10, 1);
     idle_cpu(p, name);
