@@ -822,12 +822,15 @@ static uint32_t pool__jec_of(uint64_t c) { return (uint32_t)(c >> 32); }
 
 /* Poster: make the JEC odd if it is even. Returns the counters after.
    seq_cst: the poster's half of the injected-work pair above. */
-POOL__INLINE uint64_t pool__jec_post(pool *p) {
-    uint64_t c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
+POOL__INLINE uint64_t pool__jec_post_from(pool *p, uint64_t c) {
     while (!(pool__jec_of(c) & 1))
         if (POOL__CAS(&p->counters, &c, c + POOL__ONE_JEC, POOL__SEQ_CST, POOL__SEQ_CST))
             return c + POOL__ONE_JEC;
     return c;
+}
+
+POOL__INLINE uint64_t pool__jec_post(pool *p) {
+    return pool__jec_post_from(p, POOL__LOAD(&p->counters, POOL__SEQ_CST));
 }
 
 /* Sleeper: make the JEC even if it is odd, and return it. seq_cst: the
@@ -913,12 +916,7 @@ static void pool__new_injected_jobs(pool *p, uint32_t n, int queue_was_empty) {
    the sleeper's feet. */
 static void pool__new_moved_jobs(pool__worker *w, uint32_t n) {
     pool *p = w->home;
-    uint64_t c = POOL__FETCH_ADD(&p->counters, 0, POOL__SEQ_CST);
-    while (!(pool__jec_of(c) & 1))
-        if (POOL__CAS(&p->counters, &c, c + POOL__ONE_JEC, POOL__SEQ_CST, POOL__SEQ_CST)) {
-            c += POOL__ONE_JEC;
-            break;
-        }
+    uint64_t c = pool__jec_post_from(p, POOL__FETCH_ADD(&p->counters, 0, POOL__SEQ_CST));
     pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n);
 }
 
@@ -1332,7 +1330,6 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
 }
 
 POOL__IMPL int pool_destroy(pool *p) {
-    pool_task *t, *next;
     uint32_t i, started;
     if (!p) return EINVAL;
     if (pool__current && pool__current->home == p) return EDEADLK;
@@ -1350,11 +1347,7 @@ POOL__IMPL int pool_destroy(pool *p) {
     for (i = 0; i < started; i++) pool__thread_join(p->workers[i].thread);
     /* Work injected after the last worker's last look, or while no thread
        could be started, runs here. */
-    while ((t = pool__injector_take_all(&p->injector)) != NULL)
-        for (; t; t = next) {
-            next = t->pool__next;
-            pool__execute(NULL, t);
-        }
+    while (pool__help_outside(p)) continue;
     /* Acquire: pairs with the release in pool__latch_set. The setters still
        counted here are a few instructions from done. */
     while (POOL__LOAD(&p->xpool_inflight, POOL__ACQUIRE) != 0) pool__yield();
