@@ -180,6 +180,7 @@ struct pool_stats {
     uint64_t jobs_injected;    /* tasks posted from outside the pool */
     uint64_t sleeps;           /* times a worker blocked in the kernel */
     uint64_t wakeups;          /* times a worker was woken from the kernel */
+    uint64_t wakeups_wasted;   /* ... and went back to sleep without running a task */
     uint64_t threads_started;  /* worker threads started */
     uint64_t threads_failed;   /* worker thread creations that failed */
     int num_threads;           /* configured maximum */
@@ -240,6 +241,7 @@ POOL_DEF void pool_stats_get(const pool *p, pool_stats *out);
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(POOL_MALLOC) != defined(POOL_FREE)
@@ -338,19 +340,43 @@ static void pool__free_aligned(void *ptr, void *user) {
 
 typedef pthread_t pool__thread;
 
+/* Tests make thread creation fail on purpose by defining this to their own
+   function before including the implementation. */
+#ifndef POOL__PTHREAD_CREATE
+#define POOL__PTHREAD_CREATE pthread_create
+#endif
+
 static int pool__thread_start(pool__thread *t, void *(*fn)(void *), void *arg, size_t stack_size) {
     pthread_attr_t attr;
     int rc = pthread_attr_init(&attr);
     if (rc) return rc;
     if (stack_size) rc = pthread_attr_setstacksize(&attr, stack_size);
-    if (!rc) rc = pthread_create(t, &attr, fn, arg);
+    if (!rc) rc = POOL__PTHREAD_CREATE(t, &attr, fn, arg);
     pthread_attr_destroy(&attr);
     return rc;
+}
+
+/* Whether threads can be created with this stack size (0: the default),
+   so that pool_create refuses a bad one instead of every worker failing. */
+static int pool__stack_size_ok(size_t stack_size) {
+    pthread_attr_t attr;
+    int rc;
+    if (!stack_size) return 1;
+    if (pthread_attr_init(&attr) != 0) return 0;
+    rc = pthread_attr_setstacksize(&attr, stack_size);
+    pthread_attr_destroy(&attr);
+    return rc == 0;
 }
 
 static void pool__thread_join(pool__thread t) { pthread_join(t, NULL); }
 
 static void pool__yield(void) { sched_yield(); }
+
+static uint64_t pool__now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -681,7 +707,7 @@ typedef struct pool__worker {
     int index;
     pool__thread thread;
     struct {
-        uint64_t jobs_run, jobs_stolen, steals_failed, sleeps, wakeups;
+        uint64_t jobs_run, jobs_stolen, steals_failed, sleeps, wakeups, wakeups_wasted;
     } stats;
 } pool__worker;
 
@@ -708,6 +734,7 @@ struct pool {
     uint32_t xpool_inflight; /* see pool__latch_set */
     uint64_t jobs_injected;
     uint64_t threads_failed;
+    uint64_t spawn_retry_ns; /* posters start no thread before this time */
     pthread_mutex_t spawn_lock;
 };
 
@@ -720,15 +747,26 @@ static void *pool__worker_main(void *arg);
    Called when work is posted that no awake worker can take. A poster
    never blocks on the lock (wait_for_lock 0): if another thread is
    starting a worker, that is enough. A failed start is counted and tried
-   again on a later call; the pool carries on with the threads it has, and
-   with none at all the threads that wait for work run it themselves
-   (pool__wait_outside). Returns the number of threads started so far. */
+   again later; the pool carries on with the threads it has, and with none
+   at all the threads that wait for work run it themselves
+   (pool__wait_outside). Returns the number of threads started so far.
+
+   "Later" is at least POOL__SPAWN_RETRY_NS after a failure, for posters:
+   a system out of threads fails every pthread_create, each one costly,
+   and otherwise every join would try one. A waiter whose pool has no
+   thread at all (wait_for_lock 1) tries at once. */
+#define POOL__SPAWN_RETRY_NS 1000000
+
 static uint32_t pool__spawn(pool *p, int wait_for_lock) {
     uint32_t started;
+    uint64_t retry;
     pool__worker *w;
     /* Relaxed: a stale value only costs one extra trip to the lock. */
     started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
     if (started >= (uint32_t)p->num_threads) return started;
+    /* Relaxed: a hint; the lock below decides. */
+    retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
+    if (!wait_for_lock && retry && pool__now_ns() < retry) return started;
     if (wait_for_lock) pthread_mutex_lock(&p->spawn_lock);
     else if (pthread_mutex_trylock(&p->spawn_lock) != 0) return started;
     started = p->threads_started;
@@ -739,9 +777,11 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock) {
             /* Release: a thread that sees the new count (acquire) sees the
                worker's initialised deque. */
             POOL__STORE(&p->threads_started, ++started, POOL__RELEASE);
+            POOL__STORE(&p->spawn_retry_ns, 0, POOL__RELAXED);
         } else {
             pool__deque_destroy(&w->deque);
             POOL__FETCH_ADD(&p->threads_failed, 1, POOL__RELAXED); /* a statistic */
+            POOL__STORE(&p->spawn_retry_ns, pool__now_ns() + POOL__SPAWN_RETRY_NS, POOL__RELAXED);
         }
     }
     pthread_mutex_unlock(&p->spawn_lock);
@@ -814,6 +854,7 @@ enum { POOL__UNSET = 0, POOL__SLEEPY = 1, POOL__SLEEPING = 2, POOL__SET = 3 };
 typedef struct pool__idle {
     unsigned rounds;
     uint32_t jec; /* the JEC when this worker announced it was sleepy */
+    int woken;    /* woken from the kernel and has not run a task since */
 } pool__idle;
 
 static uint32_t pool__sleeping_of(uint64_t c) { return (uint32_t)(c & 0xffff); }
@@ -977,12 +1018,14 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
         return;
     }
     POOL__COUNT(w->stats.sleeps, 1);
+    if (idle->woken) POOL__COUNT(w->stats.wakeups_wasted, 1);
     while (POOL__LOAD(&w->latch, POOL__RELAXED) == POOL__SLEEPING)
         pool__wait(&w->latch, POOL__SLEEPING);
     /* The waker moved us SLEEPING -> SET and un-counted us. */
     POOL__COUNT(w->stats.wakeups, 1);
     pool__latch_reset(w);
     idle->rounds = 0;
+    idle->woken = 1;
 }
 
 /* One fruitless search: yield, announce, or sleep, by how many came before. */
@@ -1148,7 +1191,7 @@ static void pool__help_thread_less(pool *target);
    rounds follow the progressive sleep above. */
 static void pool__work_until(pool__worker *w, pool__latch *done) {
     pool *p = w->home;
-    pool__idle idle = {0, 0};
+    pool__idle idle = {0, 0, 0};
     int idle_now = 0;
     uint32_t moved;
     for (;;) {
@@ -1160,6 +1203,7 @@ static void pool__work_until(pool__worker *w, pool__latch *done) {
                 pool__leave_idle(w);
                 idle_now = 0;
             }
+            idle.woken = 0;
             if (moved) pool__new_moved_jobs(w, moved);
             pool__execute(w, t);
             continue;
@@ -1231,7 +1275,10 @@ static void pool__help_thread_less(pool *target) {
 
 static void pool__wait_outside(pool *p, pool__latch *l) {
     int spin;
-    for (spin = 0; spin < POOL__OUTSIDE_SPINS; spin++) {
+    /* With no worker yet, nobody can set l while we spin. Acquire: pairs
+       with pool__spawn's release. */
+    int spins = POOL__LOAD(&p->threads_started, POOL__ACQUIRE) ? POOL__OUTSIDE_SPINS : 0;
+    for (spin = 0; spin < spins; spin++) {
         if (pool__latch_is_done(l)) return;
         POOL__CPU_RELAX();
     }
@@ -1302,7 +1349,8 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     if (!out) return EINVAL;
     *out = NULL;
     if (!cfg) cfg = &defaults;
-    if (cfg->num_threads < 0 || cfg->num_threads > 65535 || cfg->max_blocking_threads < 0)
+    if (cfg->num_threads < 0 || cfg->num_threads > 65535 || cfg->max_blocking_threads < 0 ||
+        !pool__stack_size_ok(cfg->stack_size))
         return EINVAL;
     n = (size_t)(cfg->num_threads ? cfg->num_threads : pool__default_num_threads());
     p = (pool *)pool__alloc_aligned(sizeof *p, cfg->user);
@@ -1696,6 +1744,7 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
         out->steals_failed += POOL__LOAD(&w->stats.steals_failed, POOL__RELAXED);
         out->sleeps += POOL__LOAD(&w->stats.sleeps, POOL__RELAXED);
         out->wakeups += POOL__LOAD(&w->stats.wakeups, POOL__RELAXED);
+        out->wakeups_wasted += POOL__LOAD(&w->stats.wakeups_wasted, POOL__RELAXED);
     }
     out->jobs_injected = POOL__LOAD(&p->jobs_injected, POOL__RELAXED);
     out->threads_started = started;
