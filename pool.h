@@ -61,6 +61,36 @@
    use with default settings (except for pool_destroy, where NULL is
    EINVAL: the default pool lives until the process exits).
 
+   BLOCKING WORK
+
+   Workers are for computing: a worker blocked in read(), sleep() or on a
+   lock is a core lost to every task. Blocking work goes to the pool's
+   blocking threads, which start on demand (up to max_blocking_threads)
+   and exit after blocking_keep_alive_ms without work:
+
+     pool_submit_blocking(p, task)      fire and forget; always runs, even
+                                        on pool_destroy_fast
+     pool_submit_blocking_job(p, job)   a pool_blocking_job: set `run`, and
+                                        optionally `on_cancel`, `mandatory`
+     pool_wait_blocking_job(job)        waits for it: 0 if it ran, ECANCELED
+                                        if a fast shutdown skipped it. A
+                                        worker that waits runs fork-join
+                                        work meanwhile. Wait at most once
+                                        per submission; waiting after the
+                                        pool was destroyed is fine.
+     pool_destroy_fast(p)               pool_destroy, except that queued
+                                        jobs not marked mandatory are
+                                        skipped: on_cancel is called (on the
+                                        destroying thread) and their wait
+                                        returns ECANCELED.
+
+   A job must stay valid until its wait returns, or until pool_destroy
+   returns if nobody waits. If no blocking thread exists and none can be
+   started, the submit returns EAGAIN and does not take the task: run it
+   yourself, or retry later. A blocking task may itself submit and wait,
+   but with every blocking thread waiting on tasks queued behind them,
+   nothing can run: keep max_blocking_threads above such nesting.
+
    ERRORS
 
    Functions that can fail return 0 or an errno value and never print or
@@ -69,7 +99,11 @@
                 or > 65535; a stack_size the system refuses; pool_destroy(NULL)
      ENOMEM     pool_create could not allocate
      EDEADLK    pool_destroy called from a task running on that pool
-     ECANCELED  a submission to a pool whose destroy has begun
+                (a worker's or a blocking thread's)
+     ECANCELED  a submission to a pool whose destroy has begun; a job
+                that pool_destroy_fast skipped
+     EAGAIN     a blocking submission with no blocking thread and none
+                could be started
    pool_destroy(p) may run while p's own tasks call into p (their
    submissions then fail with ECANCELED, their joins and calls complete);
    every other thread must have returned from its calls on p first, as
@@ -86,8 +120,10 @@
      name             worker thread name prefix; threads are "name-0", ...
      on_thread_start, on_thread_exit, user
                       called on each worker thread as it starts and exits
-     max_blocking_threads, blocking_keep_alive_ms  (reserved for the
-                      blocking pool)
+                      (not on blocking threads, which are named "name-blk")
+     max_blocking_threads    blocking threads at most; 0: 512
+     blocking_keep_alive_ms  an idle blocking thread exits after this;
+                      0: 10000
 
    COMPILE-TIME OPTIONS (define before including with POOL_IMPLEMENTATION)
      POOL_STATIC          make every function static to the including file
@@ -149,6 +185,7 @@ typedef struct pool_task pool_task;
 typedef struct pool_scope pool_scope;
 typedef struct pool_config pool_config;
 typedef struct pool_stats pool_stats;
+typedef struct pool_blocking_job pool_blocking_job;
 typedef void (*pool_fn)(void *arg);
 
 struct pool_task {
@@ -184,6 +221,15 @@ struct pool_stats {
     uint64_t threads_started;  /* worker threads started */
     uint64_t threads_failed;   /* worker thread creations that failed */
     int num_threads;           /* configured maximum */
+    /* The blocking pool. The first three are current values, kept without
+       locks so that they can be read at any time. */
+    uint64_t blocking_threads;          /* blocking threads alive */
+    uint64_t blocking_idle_threads;     /* ... of which waiting for a task */
+    uint64_t blocking_queue_depth;      /* blocking tasks queued, not started */
+    uint64_t blocking_tasks_run;        /* blocking tasks run to completion */
+    uint64_t blocking_tasks_skipped;    /* jobs skipped by pool_destroy_fast */
+    uint64_t blocking_threads_started;  /* blocking threads ever started */
+    uint64_t blocking_threads_failed;   /* blocking thread creations that failed */
 };
 
 /* Private: a one-shot completion flag that a thread can block on. */
@@ -198,6 +244,22 @@ struct pool_scope {
     size_t pool__pending;
     pool__latch pool__done;
 };
+
+/* A blocking task that can be waited for, and skipped by a fast shutdown. */
+struct pool_blocking_job {
+    void (*run)(pool_blocking_job *self);        /* the blocking work; set by the user */
+    void (*on_cancel)(pool_blocking_job *self);  /* optional: called instead of run if
+                                                    pool_destroy_fast skips the job */
+    int mandatory;                               /* nonzero: never skipped */
+    pool_task pool__task;                        /* private from here on */
+    pool *pool__pool;
+    uint32_t pool__refs;
+    int pool__status;
+    pool__latch pool__done;
+};
+
+/* Static or compound initialiser for a job whose run is fn. */
+#define POOL_BLOCKING_JOB_INIT(fn) { (fn), 0, 0, POOL_TASK_INIT(0), 0, 0, 0, {0, 0, 0} }
 
 /* lifecycle */
 POOL_DEF int pool_create(pool **out, const pool_config *cfg);
@@ -217,6 +279,12 @@ POOL_DEF void pool_scope_wait(pool_scope *s);
 /* detached submission */
 POOL_DEF int pool_submit(pool *p, pool_task *t);
 POOL_DEF int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n);
+
+/* the blocking pool */
+POOL_DEF int pool_submit_blocking(pool *p, pool_task *t);
+POOL_DEF int pool_submit_blocking_job(pool *p, pool_blocking_job *job);
+POOL_DEF int pool_wait_blocking_job(pool_blocking_job *job);
+POOL_DEF int pool_destroy_fast(pool *p);
 
 /* introspection */
 POOL_DEF int pool_worker_index(void);
@@ -376,6 +444,37 @@ static uint64_t pool__now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Condition variables time out on the monotonic clock where the system
+   allows it, so that setting the wall clock does not stretch a timeout. */
+#if defined(__APPLE__)
+#define POOL__COND_CLOCK CLOCK_REALTIME
+#else
+#define POOL__COND_CLOCK CLOCK_MONOTONIC
+#endif
+
+static int pool__cond_init(pthread_cond_t *cond) {
+    pthread_condattr_t attr;
+    int rc = pthread_condattr_init(&attr);
+    if (rc) return rc;
+#if !defined(__APPLE__)
+    rc = pthread_condattr_setclock(&attr, POOL__COND_CLOCK);
+#endif
+    if (!rc) rc = pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+
+/* The absolute time, on the condvars' clock, `ns` from now. */
+static struct timespec pool__deadline_after(uint64_t ns) {
+    struct timespec ts;
+    uint64_t nsec;
+    clock_gettime(POOL__COND_CLOCK, &ts);
+    nsec = (uint64_t)ts.tv_nsec + ns % 1000000000u;
+    ts.tv_sec += (time_t)(ns / 1000000000u + nsec / 1000000000u);
+    ts.tv_nsec = (long)(nsec % 1000000000u);
+    return ts;
 }
 
 #if defined(__linux__)
@@ -711,6 +810,26 @@ typedef struct pool__worker {
     } stats;
 } pool__worker;
 
+/* The blocking pool (see its section). Everything is guarded by `lock`
+   except the counters in `metrics`, which are written under the lock and
+   read without it by pool_stats_get. */
+typedef struct pool__blocking {
+    pthread_mutex_t lock;
+    pthread_cond_t work_ready; /* idle threads wait here */
+    pthread_cond_t all_exited; /* pool_destroy waits here */
+    pool_task *head, *tail;    /* FIFO of queued tasks */
+    uint32_t max_threads;
+    uint32_t notified; /* idle threads signalled and not yet awake */
+    uint32_t spinning; /* threads that just finished a task and poll the queue */
+    uint64_t keep_alive_ns;
+    int shutdown;
+    int have_last_exited;
+    pool__thread last_exited;
+    struct {
+        uint64_t threads, idle, queued, run, skipped, started, failed;
+    } metrics;
+} pool__blocking;
+
 struct pool {
     /* Read-only after pool_create. */
     int num_threads;
@@ -736,6 +855,8 @@ struct pool {
     uint64_t threads_failed;
     uint64_t spawn_retry_ns; /* posters start no thread before this time */
     pthread_mutex_t spawn_lock;
+
+    POOL__ALIGNED pool__blocking blocking;
 };
 
 /* The worker running on this thread, NULL on a thread outside every pool. */
@@ -1220,12 +1341,18 @@ static void pool__work_until(pool__worker *w, pool__latch *done) {
     if (idle_now) pool__leave_idle(w);
 }
 
-/* "prefix-index", cut to the 15 characters Linux allows for a thread name. */
+/* "<prefix>-<index>", or "<prefix>-blk" for index < 0, in out[16]: the
+   prefix is cut to 9 characters so that the name fits the 15 Linux allows
+   for a thread. */
 static void pool__format_thread_name(char *out, const char *prefix, int index) {
     char digits[12];
     int len = 0, n = 0;
     while (prefix[len] && len < 9) out[len] = prefix[len], len++;
     out[len++] = '-';
+    if (index < 0) {
+        memcpy(out + len, "blk", 4);
+        return;
+    }
     do digits[n++] = (char)('0' + index % 10); while ((index /= 10) > 0 && n < 5);
     while (n > 0) out[len++] = digits[--n];
     out[len] = 0;
@@ -1273,28 +1400,40 @@ static void pool__help_thread_less(pool *target) {
         pool__help_outside(target);
 }
 
-static void pool__wait_outside(pool *p, pool__latch *l) {
+/* Returns 1 if l was done within `spins` rounds. */
+static int pool__latch_spin(pool__latch *l, int spins) {
     int spin;
-    /* With no worker yet, nobody can set l while we spin. Acquire: pairs
-       with pool__spawn's release. */
-    int spins = POOL__LOAD(&p->threads_started, POOL__ACQUIRE) ? POOL__OUTSIDE_SPINS : 0;
     for (spin = 0; spin < spins; spin++) {
-        if (pool__latch_is_done(l)) return;
+        if (pool__latch_is_done(l)) return 1;
         POOL__CPU_RELAX();
     }
+    return 0;
+}
+
+/* Blocks on l's word once, for a thread outside every pool; returns 1 if l
+   is done (else the wake-up was spurious). */
+static int pool__latch_park(pool__latch *l) {
+    uint32_t s = POOL__LATCH_UNSET;
+    /* Acquire on failure: DONE means the job's effects are visible. */
+    if (!POOL__CAS(&l->state, &s, POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE) &&
+        s == POOL__LATCH_DONE)
+        return 1;
+    pool__wait(&l->state, POOL__LATCH_WAITING);
+    return pool__latch_is_done(l);
+}
+
+static void pool__wait_outside(pool *p, pool__latch *l) {
+    /* With no worker yet, nobody can set l while we spin. Acquire: pairs
+       with pool__spawn's release. */
+    if (POOL__LOAD(&p->threads_started, POOL__ACQUIRE) && pool__latch_spin(l, POOL__OUTSIDE_SPINS))
+        return;
     for (;;) {
-        uint32_t s = POOL__LATCH_UNSET;
         /* Acquire: pairs with pool__spawn's release. Once a worker exists
            it stays until pool_destroy, which runs leftover work itself. */
         if (POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 && pool__spawn(p, 1) == 0 &&
             pool__help_outside(p))
             continue;
-        /* Acquire on failure: DONE means the job's effects are visible. */
-        if (!POOL__CAS(&l->state, &s, POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE) &&
-            s == POOL__LATCH_DONE)
-            return;
-        pool__wait(&l->state, POOL__LATCH_WAITING);
-        if (pool__latch_is_done(l)) return;
+        if (pool__latch_park(l)) return;
     }
 }
 
@@ -1342,6 +1481,12 @@ static void pool__free_pool(pool *p) {
     pool__free_aligned(p, user);
 }
 
+/* The blocking pool's part of create and destroy; see its section. */
+static int pool__blocking_init(pool__blocking *b, const pool_config *cfg);
+static void pool__blocking_shutdown(pool *p, int skip_optional);
+static void pool__blocking_free(pool__blocking *b);
+static POOL__THREAD_LOCAL pool *pool__blocking_home;
+
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0};
     pool *p;
@@ -1362,6 +1507,11 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
         pool__free_pool(p);
         return ENOMEM;
     }
+    if (pool__blocking_init(&p->blocking, cfg) != 0) {
+        pthread_mutex_destroy(&p->spawn_lock);
+        pool__free_pool(p);
+        return ENOMEM;
+    }
     memset(p->workers, 0, n * sizeof(pool__worker));
     p->num_threads = (int)n;
     p->stack_size = cfg->stack_size;
@@ -1377,14 +1527,17 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     return 0;
 }
 
-POOL__IMPL int pool_destroy(pool *p) {
+static int pool__destroy(pool *p, int skip_optional) {
     uint32_t i, started;
     if (!p) return EINVAL;
-    if (pool__current && pool__current->home == p) return EDEADLK;
+    if ((pool__current && pool__current->home == p) || pool__blocking_home == p) return EDEADLK;
     /* Refuse new submissions, then close the injector: work accepted
        before the close is taken by a worker or by the drain below. */
     POOL__STORE(&p->closing, 1, POOL__RELEASE); /* read by pool_submit */
     pool__injector_close(&p->injector);
+    /* Blocking tasks first: the workers keep running while they finish,
+       so a task that waits for one, or that one waits for, completes. */
+    pool__blocking_shutdown(p, skip_optional);
     pthread_mutex_lock(&p->spawn_lock);
     p->spawn_closed = 1;
     started = p->threads_started;
@@ -1401,9 +1554,14 @@ POOL__IMPL int pool_destroy(pool *p) {
     while (POOL__LOAD(&p->xpool_inflight, POOL__ACQUIRE) != 0) pool__yield();
     for (i = 0; i < started; i++) pool__deque_destroy(&p->workers[i].deque);
     pthread_mutex_destroy(&p->spawn_lock);
+    pool__blocking_free(&p->blocking);
     pool__free_pool(p);
     return 0;
 }
+
+POOL__IMPL int pool_destroy(pool *p) { return pool__destroy(p, 0); }
+
+POOL__IMPL int pool_destroy_fast(pool *p) { return pool__destroy(p, 1); }
 
 /* ------------------------------------------------------------------------ */
 /* Public API: fork-join                                                    */
@@ -1750,6 +1908,315 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
     out->threads_started = started;
     out->threads_failed = POOL__LOAD(&p->threads_failed, POOL__RELAXED);
     out->num_threads = p->num_threads;
+    out->blocking_threads = POOL__LOAD(&p->blocking.metrics.threads, POOL__RELAXED);
+    out->blocking_idle_threads = POOL__LOAD(&p->blocking.metrics.idle, POOL__RELAXED);
+    out->blocking_queue_depth = POOL__LOAD(&p->blocking.metrics.queued, POOL__RELAXED);
+    out->blocking_tasks_run = POOL__LOAD(&p->blocking.metrics.run, POOL__RELAXED);
+    out->blocking_tasks_skipped = POOL__LOAD(&p->blocking.metrics.skipped, POOL__RELAXED);
+    out->blocking_threads_started = POOL__LOAD(&p->blocking.metrics.started, POOL__RELAXED);
+    out->blocking_threads_failed = POOL__LOAD(&p->blocking.metrics.failed, POOL__RELAXED);
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* Blocking pool                                                            */
+/*                                                                          */
+/* Blocking work (file I/O, locks, sleeps) must not run on the workers:     */
+/* every blocked worker is a core's worth of fork-join lost. It runs on     */
+/* separate threads, started on demand up to max_blocking_threads and gone  */
+/* after blocking_keep_alive_ms idle. This is Volt's design, minus its bugs:*/
+/*                                                                          */
+/* One mutex guards a FIFO of intrusive tasks, the thread counts and        */
+/* `notified`; a condvar wakes idle threads. A blocking task takes          */
+/* microseconds at the least, so a lock per task is cheap, and it keeps     */
+/* keep-alive and shutdown simple to reason about.                          */
+/*                                                                          */
+/* `notified` counts idle threads that were signalled and are not awake     */
+/* yet. A submit signals only while idle > notified, so an idle thread that */
+/* an earlier submit claimed is not counted twice: a burst starts threads   */
+/* instead of queueing behind the one idle thread. A thread that leaves its */
+/* wait for any reason (signal, spurious wake-up, timeout, a task it saw)   */
+/* consumes one notification if there is one, so the count never stays     */
+/* too high, and a thread whose keep-alive ran out exits only if nobody     */
+/* signalled it and nothing is queued.                                      */
+/*                                                                          */
+/* A thread that finished a task polls the queue for a few microseconds    */
+/* before it waits (`spinning`): blocking work often comes in a stream, and */
+/* a signalled condvar costs a wake-up on each side. A submit leaves a task */
+/* to the spinners, without a signal, while there are at least as many     */
+/* spinners as queued tasks; a spinner that stops polling re-checks the     */
+/* queue under the lock before it waits, so such a task is always taken.    */
+/*                                                                          */
+/* Nothing queued waits forever: a thread exits only when the queue is      */
+/* empty (checked under the lock), and a submit that finds no thread and    */
+/* cannot start one does not queue the task but returns EAGAIN. (Volt       */
+/* queues it, and it waits forever.)                                        */
+/*                                                                          */
+/* No handle is left unjoined: an exiting thread leaves its own handle for  */
+/* the next one to join, and joins the one left before it (Volt's chain).   */
+/* pool_destroy joins the last; by induction that one joined all the rest.  */
+/*                                                                          */
+/* Shutdown runs every queued task; pool_destroy_fast skips the jobs not    */
+/* marked mandatory, and tells their owners: on_cancel is called and        */
+/* pool_wait_blocking_job returns ECANCELED. (Volt drops them silently, and */
+/* whoever waits for one waits forever.)                                    */
+/* ------------------------------------------------------------------------ */
+
+#define POOL__DEFAULT_MAX_BLOCKING 512
+#define POOL__DEFAULT_KEEP_ALIVE_MS 10000
+
+static int pool__blocking_init(pool__blocking *b, const pool_config *cfg) {
+    b->max_threads = cfg->max_blocking_threads ? (uint32_t)cfg->max_blocking_threads
+                                               : POOL__DEFAULT_MAX_BLOCKING;
+    b->keep_alive_ns = (uint64_t)(cfg->blocking_keep_alive_ms ? cfg->blocking_keep_alive_ms
+                                                              : POOL__DEFAULT_KEEP_ALIVE_MS) *
+                       1000000u;
+    if (pthread_mutex_init(&b->lock, NULL) != 0) return ENOMEM;
+    if (pool__cond_init(&b->work_ready) != 0) {
+        pthread_mutex_destroy(&b->lock);
+        return ENOMEM;
+    }
+    if (pool__cond_init(&b->all_exited) != 0) {
+        pthread_cond_destroy(&b->work_ready);
+        pthread_mutex_destroy(&b->lock);
+        return ENOMEM;
+    }
+    return 0;
+}
+
+static void pool__blocking_free(pool__blocking *b) {
+    pthread_cond_destroy(&b->all_exited);
+    pthread_cond_destroy(&b->work_ready);
+    pthread_mutex_destroy(&b->lock);
+}
+
+/* The metrics are written under the lock (so one writer at a time) and
+   read without it: a relaxed load and store, as for POOL__COUNT. */
+#define POOL__METRIC_ADD(b, field, n) POOL__COUNT((b)->metrics.field, (uint64_t)(n))
+
+/* Queue operations, under the lock. */
+static void pool__blocking_push(pool__blocking *b, pool_task *t) {
+    t->pool__next = NULL;
+    if (b->tail) b->tail->pool__next = t;
+    else b->head = t;
+    b->tail = t;
+    POOL__METRIC_ADD(b, queued, 1);
+}
+
+static pool_task *pool__blocking_pop(pool__blocking *b) {
+    pool_task *t = b->head;
+    if (!t) return NULL;
+    b->head = t->pool__next;
+    if (!b->head) b->tail = NULL;
+    POOL__METRIC_ADD(b, queued, -1);
+    return t;
+}
+
+/* A thread that just ran a task polls the queue briefly, with the lock
+   released; returns with it held. */
+#define POOL__BLOCKING_SPIN_NS 20000
+
+static void pool__blocking_spin(pool__blocking *b) {
+    uint64_t until = pool__now_ns() + POOL__BLOCKING_SPIN_NS;
+    int round;
+    b->spinning++;
+    pthread_mutex_unlock(&b->lock);
+    /* Relaxed: a hint; the queue is read under the lock afterwards. */
+    for (round = 0; !POOL__LOAD(&b->metrics.queued, POOL__RELAXED); round++) {
+        POOL__CPU_RELAX();
+        if (round % 64 == 63 && pool__now_ns() > until) break;
+    }
+    pthread_mutex_lock(&b->lock);
+    b->spinning--;
+}
+
+/* An idle thread waits for a task, under the lock. Returns 0 if its
+   keep-alive ran out with nothing to do: the thread should exit. */
+static int pool__blocking_idle_wait(pool__blocking *b) {
+    struct timespec deadline = pool__deadline_after(b->keep_alive_ns);
+    int timed_out = 0;
+    POOL__METRIC_ADD(b, idle, 1);
+    while (!b->head && !b->shutdown && !b->notified && !timed_out)
+        timed_out = pthread_cond_timedwait(&b->work_ready, &b->lock, &deadline) == ETIMEDOUT;
+    POOL__METRIC_ADD(b, idle, -1);
+    if (b->notified) {
+        b->notified--;
+        return 1;
+    }
+    return b->head || b->shutdown || !timed_out;
+}
+
+static void *pool__blocking_main(void *arg) {
+    pool *p = (pool *)arg;
+    pool__blocking *b = &p->blocking;
+    pool__thread previous;
+    int have_previous;
+    char name[16];
+    pool__format_thread_name(name, p->name, -1);
+    pool__thread_set_name(name);
+    pool__blocking_home = p;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        pool_task *t = pool__blocking_pop(b);
+        if (t) {
+            pthread_mutex_unlock(&b->lock);
+            t->run(t);
+            pthread_mutex_lock(&b->lock);
+            POOL__METRIC_ADD(b, run, 1);
+            if (!b->head && !b->shutdown) pool__blocking_spin(b);
+        } else if (b->shutdown || !pool__blocking_idle_wait(b)) {
+            break;
+        }
+    }
+    POOL__METRIC_ADD(b, threads, -1);
+    have_previous = b->have_last_exited, previous = b->last_exited;
+    b->have_last_exited = 1, b->last_exited = pthread_self();
+    if (b->metrics.threads == 0) pthread_cond_broadcast(&b->all_exited);
+    pthread_mutex_unlock(&b->lock);
+    /* From here on p may be freed: pool_destroy waits only for the lock
+       and then joins this thread, which first joins its predecessor. */
+    if (have_previous) pool__thread_join(previous);
+    pool__blocking_home = NULL;
+    return NULL;
+}
+
+/* Under the lock. */
+static int pool__blocking_spawn(pool *p) {
+    pool__blocking *b = &p->blocking;
+    pool__thread t;
+    if (pool__thread_start(&t, pool__blocking_main, p, p->stack_size) != 0) {
+        POOL__METRIC_ADD(b, failed, 1);
+        return EAGAIN;
+    }
+    POOL__METRIC_ADD(b, threads, 1);
+    POOL__METRIC_ADD(b, started, 1);
+    return 0;
+}
+
+/* Queues t for a blocking thread: an idle one nobody has claimed yet, else
+   a new one below the cap, else the first to finish its task. */
+static int pool__blocking_submit(pool *p, pool_task *t) {
+    pool__blocking *b = &p->blocking;
+    int rc = 0;
+    pthread_mutex_lock(&b->lock);
+    if (b->shutdown) {
+        rc = ECANCELED;
+    } else if (b->metrics.queued < b->spinning) {
+        pool__blocking_push(b, t); /* a spinner takes it */
+    } else if (b->metrics.idle > b->notified) {
+        b->notified++;
+        pool__blocking_push(b, t);
+        pthread_cond_signal(&b->work_ready);
+    } else if ((b->metrics.threads < b->max_threads && pool__blocking_spawn(p) == 0) ||
+               b->metrics.threads > 0) {
+        pool__blocking_push(b, t);
+    } else {
+        rc = EAGAIN; /* no thread, and none could be started */
+    }
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+POOL__IMPL int pool_submit_blocking(pool *p, pool_task *t) {
+    if (!t || !t->run) return EINVAL;
+    if (!(p = pool__resolve(p))) return ENOMEM;
+    t->pool__scope = NULL;
+    return pool__blocking_submit(p, t);
+}
+
+/* Jobs. A job's refs count the task's completion and the waiter, as a
+   scope's pending count does: whichever of the two comes second sets the
+   latch. So the waiter registers (pool__latch_init) at any time, before
+   or after the job finishes, and the setter never reads a half-written
+   latch: the waiter writes it before its release decrement, the setter
+   reads it after its acquire decrement. */
+static void pool__blocking_job_finish(pool_blocking_job *job, int status) {
+    job->pool__status = status;
+    /* acq_rel: release publishes the job's effects and status, acquire
+       sees the waiter's latch fields. */
+    if (POOL__FETCH_SUB(&job->pool__refs, 1, POOL__ACQ_REL) == 1) pool__latch_set(&job->pool__done);
+}
+
+static pool_blocking_job *pool__blocking_job_of(pool_task *t) {
+    return (pool_blocking_job *)(void *)((char *)t - offsetof(pool_blocking_job, pool__task));
+}
+
+static void pool__blocking_job_run(pool_task *t) {
+    pool_blocking_job *job = pool__blocking_job_of(t);
+    job->run(job);
+    pool__blocking_job_finish(job, 0);
+}
+
+POOL__IMPL int pool_submit_blocking_job(pool *p, pool_blocking_job *job) {
+    int rc;
+    if (!job || !job->run) return EINVAL;
+    if (!(p = pool__resolve(p))) return ENOMEM;
+    job->pool__task.run = pool__blocking_job_run;
+    job->pool__task.pool__scope = NULL;
+    job->pool__pool = p;
+    job->pool__refs = 2;
+    job->pool__status = 0;
+    rc = pool__blocking_submit(p, &job->pool__task);
+    if (rc) job->pool__pool = NULL;
+    return rc;
+}
+
+POOL__IMPL int pool_wait_blocking_job(pool_blocking_job *job) {
+    pool__worker *w = pool__current;
+    pool *p;
+    int status;
+    if (!job || !(p = job->pool__pool)) return EINVAL;
+    pool__latch_init(&job->pool__done, w, p);
+    /* Drop the waiter's reference; acq_rel as in pool__blocking_job_finish. */
+    if (POOL__FETCH_SUB(&job->pool__refs, 1, POOL__ACQ_REL) == 1) {
+        pool__latch_abandon(&job->pool__done); /* finished already: no setter */
+    } else if (w) {
+        pool__work_until(w, &job->pool__done); /* a worker keeps working */
+    } else if (!pool__latch_spin(&job->pool__done, POOL__OUTSIDE_SPINS)) {
+        while (!pool__latch_park(&job->pool__done)) continue;
+    }
+    status = job->pool__status;
+    job->pool__pool = NULL; /* waited for: a second wait is EINVAL */
+    return status;
+}
+
+/* Stops the blocking pool: no more submissions, every queued task run (or
+   with skip_optional, the jobs not marked mandatory skipped and reported),
+   every thread joined. */
+static void pool__blocking_shutdown(pool *p, int skip_optional) {
+    pool__blocking *b = &p->blocking;
+    pool_task *skipped = NULL, **link, *t;
+    pthread_mutex_lock(&b->lock);
+    b->shutdown = 1;
+    for (link = &b->head, b->tail = NULL; (t = *link) != NULL;) {
+        if (skip_optional && t->run == pool__blocking_job_run &&
+            !pool__blocking_job_of(t)->mandatory) {
+            *link = t->pool__next;
+            t->pool__next = skipped;
+            skipped = t;
+            POOL__METRIC_ADD(b, queued, -1);
+        } else {
+            b->tail = t;
+            link = &t->pool__next;
+        }
+    }
+    pthread_cond_broadcast(&b->work_ready);
+    pthread_mutex_unlock(&b->lock);
+
+    for (; skipped; skipped = t) {
+        pool_blocking_job *job = pool__blocking_job_of(skipped);
+        t = skipped->pool__next;
+        if (job->on_cancel) job->on_cancel(job);
+        pool__blocking_job_finish(job, ECANCELED);
+        pthread_mutex_lock(&b->lock);
+        POOL__METRIC_ADD(b, skipped, 1);
+        pthread_mutex_unlock(&b->lock);
+    }
+
+    pthread_mutex_lock(&b->lock);
+    while (b->metrics.threads > 0) pthread_cond_wait(&b->all_exited, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+    if (b->have_last_exited) pool__thread_join(b->last_exited);
 }
 
 #endif /* POOL_IMPLEMENTATION */
@@ -1758,7 +2225,7 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
 ------------------------------------------------------------------------------
 VERSION HISTORY
   0.1.0  first release: work-stealing core, sleep protocol, fork-join,
-         scopes, parallel_for, detached tasks
+         scopes, parallel_for, detached tasks, blocking pool
 ------------------------------------------------------------------------------
 LICENSE
 

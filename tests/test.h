@@ -16,6 +16,7 @@
  *   test_scale()           the factor in $POOL_TEST_SCALE (default 1.0);
  *                          run.sh sets it below 1 under sanitizers.
  *   test_scaled(n, min)    n * test_scale(), but at least min.
+ *   test_threads_named(n)  how many threads of the process are named n.
  *   test_finish(name)      prints the verdict; returns the exit status.
  *
  * Everything is static: each test program is a single translation unit.
@@ -23,6 +24,7 @@
 #ifndef POOL_TEST_H
 #define POOL_TEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -177,6 +179,32 @@ TEST__UNUSED static void test_watchdog(int seconds, const char *name) {
     snprintf(test__wd_name, sizeof test__wd_name, "%s", name);
     pthread_cond_signal(&test__wd_cond);
     pthread_mutex_unlock(&test__wd_lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Threads                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* How many threads of this process are named `name` (Linux: /proc). */
+TEST__UNUSED static int test_threads_named(const char *name) {
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *e;
+    int count = 0;
+    if (!dir) return -1;
+    while ((e = readdir(dir)) != NULL) {
+        char path[300], comm[32] = {0};
+        FILE *f;
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        if ((f = fopen(path, "r")) == NULL) continue;
+        if (fgets(comm, sizeof comm, f)) {
+            comm[strcspn(comm, "\n")] = 0;
+            count += strcmp(comm, name) == 0;
+        }
+        fclose(f);
+    }
+    closedir(dir);
+    return count;
 }
 
 /* ------------------------------------------------------------------------ */

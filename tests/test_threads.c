@@ -17,7 +17,6 @@
 
 #include "test.h"
 
-#include <dirent.h>
 #include <sys/prctl.h>
 
 #define MAX_WORKERS 8
@@ -181,28 +180,6 @@ static void *racer(void *arg) {
     return NULL;
 }
 
-/* How many threads of this process are named `name`. */
-static int threads_named(const char *name) {
-    DIR *dir = opendir("/proc/self/task");
-    struct dirent *e;
-    int count = 0;
-    if (!dir) return -1;
-    while ((e = readdir(dir)) != NULL) {
-        char path[300], comm[32] = {0};
-        FILE *f;
-        if (e->d_name[0] == '.') continue;
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        if ((f = fopen(path, "r")) == NULL) continue;
-        if (fgets(comm, sizeof comm, f)) {
-            comm[strcspn(comm, "\n")] = 0;
-            count += strcmp(comm, name) == 0;
-        }
-        fclose(f);
-    }
-    closedir(dir);
-    return count;
-}
-
 static void check_default_pool_race(void) {
     pthread_t t[RACERS];
     pool_stats st;
@@ -221,7 +198,7 @@ static void check_default_pool_race(void) {
     /* Two default pools would have split the 16 calls between them. */
     CHECK_EQ_I64(st.jobs_injected, RACERS);
     CHECK_EQ_I64(st.num_threads, DEFAULT_THREADS);
-    named = threads_named("pool-0");
+    named = test_threads_named("pool-0");
     CHECK_MSG(named == 1, "%d threads are named pool-0", named);
     CHECK_EQ_I64(pool_destroy(NULL), EINVAL);
 }

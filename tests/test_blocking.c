@@ -1,0 +1,469 @@
+/* test_blocking.c - the blocking pool.
+ *
+ *  - cap: 160 tasks that each sleep 10 ms with max_blocking_threads 16 run
+ *    at most 16 at once, reach 16, and take at least 100 ms and well under
+ *    the 1.6 s of one thread (the limit is loose: this is not a benchmark);
+ *  - keep-alive: once idle for blocking_keep_alive_ms, the threads exit:
+ *    the metrics and /proc/self/task both fall to zero;
+ *  - pool_destroy with queued tasks runs every one of them;
+ *  - pool_destroy_fast skips exactly the queued jobs not marked mandatory
+ *    (on_cancel once, run never, their waiters get ECANCELED, including a
+ *    waiter that was already blocked) and runs every mandatory job and
+ *    every plain task;
+ *  - waiting for one job from an outside thread, from a worker (which
+ *    runs fork-join work meanwhile: with one worker, the job itself waits
+ *    for detached tasks that only that worker can run), and after the job
+ *    finished;
+ *  - thread creation failing: with no thread EAGAIN and the task is not
+ *    taken; with one thread the rest queue behind it and all run;
+ *  - submissions during destroy: accepted until destroy begins, then
+ *    ECANCELED, and every accepted one runs; EDEADLK for pool_destroy from
+ *    a blocking task; EINVAL for bad arguments.
+ */
+#include <pthread.h>
+
+static int test_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                               void *arg);
+#define POOL__PTHREAD_CREATE test_pthread_create
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+
+#include "test.h"
+
+static atomic_int creation_fails; /* nonzero: every thread creation fails */
+
+static int test_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                               void *arg) {
+    if (atomic_load(&creation_fails)) return EAGAIN;
+    return pthread_create(t, attr, fn, arg);
+}
+
+static pool *make_pool(int threads, int max_blocking, unsigned keep_alive_ms, const char *name) {
+    pool *p = NULL;
+    pool_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = threads;
+    cfg.max_blocking_threads = max_blocking;
+    cfg.blocking_keep_alive_ms = keep_alive_ms;
+    cfg.name = name;
+    CHECK(pool_create(&p, &cfg) == 0);
+    if (!p) exit(2);
+    return p;
+}
+
+static pool_stats stats_of(pool *p) {
+    pool_stats st;
+    pool_stats_get(p, &st);
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cap and keep-alive                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct sleeper {
+    pool_task task;
+    atomic_int *running, *max_running, *ran;
+    long sleep_us;
+} sleeper;
+
+static void sleeper_run(pool_task *t) {
+    sleeper *s = (sleeper *)((char *)t - offsetof(sleeper, task));
+    int now = atomic_fetch_add(s->running, 1) + 1, seen = atomic_load(s->max_running);
+    while (now > seen && !atomic_compare_exchange_weak(s->max_running, &seen, now)) continue;
+    test_sleep_us(s->sleep_us);
+    atomic_fetch_sub(s->running, 1);
+    atomic_fetch_add(s->ran, 1);
+}
+
+#define CAP_TASKS 160
+#define CAP 16
+
+static void check_cap_and_keep_alive(void) {
+    static sleeper tasks[CAP_TASKS];
+    atomic_int running = 0, max_running = 0, ran = 0;
+    pool *p = make_pool(2, CAP, 100, "cap");
+    pool_stats st;
+    double start, elapsed, give_up;
+    int i, queued_seen = 0;
+    start = test_now();
+    for (i = 0; i < CAP_TASKS; i++) {
+        tasks[i].task = (pool_task)POOL_TASK_INIT(sleeper_run);
+        tasks[i].running = &running, tasks[i].max_running = &max_running, tasks[i].ran = &ran;
+        tasks[i].sleep_us = 10000;
+        CHECK(pool_submit_blocking(p, &tasks[i].task) == 0);
+    }
+    st = stats_of(p);
+    queued_seen = (int)st.blocking_queue_depth;
+    CHECK_MSG(st.blocking_threads <= CAP, "%" PRIu64 " blocking threads", st.blocking_threads);
+    while (atomic_load(&ran) < CAP_TASKS) test_sleep_us(1000);
+    elapsed = test_now() - start;
+    CHECK_MSG(atomic_load(&max_running) == CAP, "at most %d ran at once, cap %d",
+              atomic_load(&max_running), CAP);
+    CHECK_MSG(elapsed >= 0.099 && elapsed < 0.8, "160 x 10 ms on 16 threads took %.0f ms",
+              elapsed * 1e3);
+    CHECK_MSG(queued_seen > 0, "no task was ever seen queued behind the cap");
+    printf("  160 x 10 ms, cap 16: %.0f ms, at most %d at once\n", elapsed * 1e3,
+           atomic_load(&max_running));
+
+    st = stats_of(p);
+    CHECK_EQ_I64(st.blocking_tasks_run, CAP_TASKS);
+    CHECK_EQ_I64(st.blocking_threads_started, CAP);
+    CHECK_MSG(test_threads_named("cap-blk") > 0, "no thread named cap-blk while the pool is warm");
+
+    /* Keep-alive is 100 ms: well within 5 s every thread must be gone. */
+    give_up = test_now() + 5;
+    do {
+        test_sleep_us(10000);
+        st = stats_of(p);
+    } while ((st.blocking_threads > 0 || test_threads_named("cap-blk") > 0) && test_now() < give_up);
+    CHECK_EQ_I64(st.blocking_threads, 0);
+    CHECK_EQ_I64(st.blocking_idle_threads, 0);
+    CHECK_EQ_I64(test_threads_named("cap-blk"), 0);
+
+    /* And the pool starts them again on demand. */
+    atomic_store(&ran, 0);
+    tasks[0].sleep_us = 0;
+    CHECK(pool_submit_blocking(p, &tasks[0].task) == 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    CHECK_EQ_I64(atomic_load(&ran), 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shutdown: everything, or the mandatory part                              */
+/* ------------------------------------------------------------------------ */
+
+static void check_destroy_runs_queued(void) {
+    static sleeper tasks[50];
+    atomic_int running = 0, max_running = 0, ran = 0;
+    pool *p = make_pool(1, 2, 0, "drain");
+    int i;
+    for (i = 0; i < 50; i++) {
+        tasks[i].task = (pool_task)POOL_TASK_INIT(sleeper_run);
+        tasks[i].running = &running, tasks[i].max_running = &max_running, tasks[i].ran = &ran;
+        tasks[i].sleep_us = 1000;
+        CHECK(pool_submit_blocking(p, &tasks[i].task) == 0);
+    }
+    CHECK(stats_of(p).blocking_queue_depth > 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    CHECK_EQ_I64(atomic_load(&ran), 50);
+}
+
+/* A job that holds the only blocking thread until the gate opens. */
+static atomic_int gate_open;
+
+typedef struct counted_job {
+    pool_blocking_job job;
+    atomic_int ran, cancelled;
+    int wait_for_gate;
+} counted_job;
+
+static counted_job *counted_of(pool_blocking_job *j) {
+    return (counted_job *)((char *)j - offsetof(counted_job, job));
+}
+
+static void counted_run(pool_blocking_job *j) {
+    counted_job *c = counted_of(j);
+    while (c->wait_for_gate && !atomic_load(&gate_open)) test_sleep_us(200);
+    atomic_fetch_add(&c->ran, 1);
+}
+
+static void counted_cancel(pool_blocking_job *j) { atomic_fetch_add(&counted_of(j)->cancelled, 1); }
+
+static atomic_int plain_ran;
+
+static void plain_run(pool_task *t) {
+    (void)t;
+    atomic_fetch_add(&plain_ran, 1);
+}
+
+typedef struct waiter_arg {
+    pool *p;
+    pool_blocking_job *job;
+    int rc;
+} waiter_arg;
+
+static void *outside_waiter(void *arg) {
+    waiter_arg *w = (waiter_arg *)arg;
+    w->rc = pool_wait_blocking_job(w->job);
+    return NULL;
+}
+
+static void worker_waiter(void *arg) {
+    waiter_arg *w = (waiter_arg *)arg;
+    w->rc = pool_wait_blocking_job(w->job);
+}
+
+static void *call_worker_waiter(void *arg) {
+    waiter_arg *w = (waiter_arg *)arg;
+    pool_call(w->p, worker_waiter, w);
+    return NULL;
+}
+
+static void *open_gate_later(void *arg) {
+    (void)arg;
+    test_sleep_us(100000);
+    atomic_store(&gate_open, 1);
+    return NULL;
+}
+
+#define FAST_JOBS 40
+
+static void check_destroy_fast(void) {
+    static counted_job jobs[FAST_JOBS];
+    static counted_job gate;
+    pool_task plain[5];
+    pool *p = make_pool(2, 1, 0, "fast");
+    waiter_arg outside = {NULL, NULL, -1}, worker = {NULL, NULL, -1};
+    pthread_t outside_thread, worker_thread, opener;
+    pool_stats st;
+    int i, skipped = 0;
+    atomic_store(&gate_open, 0);
+    atomic_store(&plain_ran, 0);
+    memset(&gate, 0, sizeof gate);
+    gate.job = (pool_blocking_job)POOL_BLOCKING_JOB_INIT(counted_run);
+    gate.wait_for_gate = 1;
+    CHECK(pool_submit_blocking_job(p, &gate.job) == 0);
+    for (i = 0; i < FAST_JOBS; i++) {
+        memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].job = (pool_blocking_job)POOL_BLOCKING_JOB_INIT(counted_run);
+        jobs[i].job.on_cancel = counted_cancel;
+        jobs[i].job.mandatory = i % 3 == 0;
+        CHECK(pool_submit_blocking_job(p, &jobs[i].job) == 0);
+        if (i < 5) {
+            plain[i] = (pool_task)POOL_TASK_INIT(plain_run);
+            CHECK(pool_submit_blocking(p, &plain[i]) == 0);
+        }
+    }
+    /* Two waiters already blocked on jobs that will be skipped. */
+    outside.p = worker.p = p;
+    outside.job = &jobs[1].job;
+    worker.job = &jobs[2].job;
+    CHECK(pthread_create(&outside_thread, NULL, outside_waiter, &outside) == 0);
+    CHECK(pthread_create(&worker_thread, NULL, call_worker_waiter, &worker) == 0);
+    test_sleep_us(20000);
+    CHECK(pthread_create(&opener, NULL, open_gate_later, NULL) == 0);
+
+    st = stats_of(p);
+    CHECK_EQ_I64(st.blocking_queue_depth, FAST_JOBS + 5);
+    CHECK_EQ_I64(pool_destroy_fast(p), 0);
+    pthread_join(opener, NULL);
+    pthread_join(outside_thread, NULL);
+    pthread_join(worker_thread, NULL);
+
+    CHECK_EQ_I64(atomic_load(&gate.ran), 1);
+    CHECK_EQ_I64(atomic_load(&plain_ran), 5);
+    CHECK_EQ_I64(pool_wait_blocking_job(&gate.job), 0);
+    for (i = 0; i < FAST_JOBS; i++) {
+        int mandatory = i % 3 == 0;
+        CHECK_MSG(atomic_load(&jobs[i].ran) == mandatory && atomic_load(&jobs[i].cancelled) == !mandatory,
+                  "job %d (%s): ran %d, cancelled %d", i, mandatory ? "mandatory" : "optional",
+                  atomic_load(&jobs[i].ran), atomic_load(&jobs[i].cancelled));
+        skipped += !mandatory;
+        if (i != 1 && i != 2)
+            CHECK_EQ_I64(pool_wait_blocking_job(&jobs[i].job), mandatory ? 0 : ECANCELED);
+    }
+    CHECK_EQ_I64(outside.rc, ECANCELED);
+    CHECK_EQ_I64(worker.rc, ECANCELED);
+    CHECK_EQ_I64(pool_wait_blocking_job(&jobs[0].job), EINVAL); /* waited for already */
+    printf("  pool_destroy_fast: %d optional jobs skipped and reported, %d mandatory ran\n",
+           skipped, FAST_JOBS - skipped);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Waiting for one job                                                      */
+/* ------------------------------------------------------------------------ */
+
+#define HELPERS 20
+
+static atomic_int helpers_ran;
+
+static void helper_run(pool_task *t) {
+    (void)t;
+    atomic_fetch_add(&helpers_ran, 1);
+}
+
+/* Finishes only once every helper task has run, or after 10 s. */
+static void wait_for_helpers(pool_blocking_job *j) {
+    double give_up = test_now() + 10;
+    while (atomic_load(&helpers_ran) < HELPERS && test_now() < give_up) test_sleep_us(200);
+    atomic_fetch_add(&counted_of(j)->ran, 1);
+}
+
+typedef struct worker_wait {
+    pool *p;
+    counted_job job;
+    int rc, helpers_when_done;
+} worker_wait;
+
+static void wait_on_worker(void *arg) {
+    worker_wait *ww = (worker_wait *)arg;
+    CHECK(pool_submit_blocking_job(ww->p, &ww->job.job) == 0);
+    ww->rc = pool_wait_blocking_job(&ww->job.job);
+    ww->helpers_when_done = atomic_load(&helpers_ran);
+}
+
+static void *run_wait_on_worker(void *arg) {
+    pool_call(((worker_wait *)arg)->p, wait_on_worker, arg);
+    return NULL;
+}
+
+static void check_waits(void) {
+    static pool_task helpers[HELPERS];
+    pool *p = make_pool(1, 4, 0, "wait");
+    worker_wait ww;
+    counted_job quick;
+    pthread_t t;
+    int i;
+
+    /* From outside: a quick job, waited for while running and after. */
+    for (i = 0; i < 100; i++) {
+        memset(&quick, 0, sizeof quick);
+        quick.job = (pool_blocking_job)POOL_BLOCKING_JOB_INIT(counted_run);
+        CHECK(pool_submit_blocking_job(p, &quick.job) == 0);
+        if (i % 2) test_sleep_us(100);
+        CHECK_EQ_I64(pool_wait_blocking_job(&quick.job), 0);
+        CHECK_EQ_I64(atomic_load(&quick.ran), 1);
+    }
+
+    /* From the pool's only worker: the job waits for helper tasks that
+       only that worker can run, so it finishes only if the worker keeps
+       working while it waits. */
+    memset(&ww, 0, sizeof ww);
+    ww.p = p;
+    ww.job.job = (pool_blocking_job)POOL_BLOCKING_JOB_INIT(wait_for_helpers);
+    atomic_store(&helpers_ran, 0);
+    CHECK(pthread_create(&t, NULL, run_wait_on_worker, &ww) == 0);
+    test_sleep_us(20000); /* the worker is waiting for the job by now */
+    for (i = 0; i < HELPERS; i++) {
+        helpers[i] = (pool_task)POOL_TASK_INIT(helper_run);
+        CHECK(pool_submit(p, &helpers[i]) == 0);
+    }
+    pthread_join(t, NULL);
+    CHECK_EQ_I64(ww.rc, 0);
+    CHECK_EQ_I64(atomic_load(&ww.job.ran), 1);
+    CHECK_MSG(ww.helpers_when_done == HELPERS,
+              "the waiting worker ran %d of %d tasks while it waited", ww.helpers_when_done, HELPERS);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Thread creation failing                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void check_spawn_failure(void) {
+    static sleeper tasks[8];
+    atomic_int running = 0, max_running = 0, ran = 0;
+    counted_job job;
+    pool *p = make_pool(1, 4, 0, "nospawn");
+    pool_stats st;
+    int i;
+    for (i = 0; i < 8; i++) {
+        tasks[i].task = (pool_task)POOL_TASK_INIT(sleeper_run);
+        tasks[i].running = &running, tasks[i].max_running = &max_running, tasks[i].ran = &ran;
+        tasks[i].sleep_us = 2000;
+    }
+    memset(&job, 0, sizeof job);
+    job.job = (pool_blocking_job)POOL_BLOCKING_JOB_INIT(counted_run);
+
+    /* No thread, none can start: EAGAIN, and the task is not taken. */
+    atomic_store(&creation_fails, 1);
+    CHECK_EQ_I64(pool_submit_blocking(p, &tasks[0].task), EAGAIN);
+    CHECK_EQ_I64(pool_submit_blocking_job(p, &job.job), EAGAIN);
+    CHECK_EQ_I64(pool_wait_blocking_job(&job.job), EINVAL); /* it was never taken */
+    test_sleep_us(10000);
+    CHECK_EQ_I64(atomic_load(&ran), 0);
+    CHECK_EQ_I64(atomic_load(&job.ran), 0);
+
+    /* One thread, then failures: everything queues behind it and runs. */
+    atomic_store(&creation_fails, 0);
+    CHECK(pool_submit_blocking(p, &tasks[0].task) == 0);
+    atomic_store(&creation_fails, 1);
+    for (i = 1; i < 8; i++) CHECK(pool_submit_blocking(p, &tasks[i].task) == 0);
+    CHECK(pool_submit_blocking_job(p, &job.job) == 0);
+    CHECK_EQ_I64(pool_wait_blocking_job(&job.job), 0);
+    st = stats_of(p);
+    CHECK_EQ_I64(st.blocking_threads_started, 1);
+    CHECK(st.blocking_threads_failed >= 3);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    atomic_store(&creation_fails, 0);
+    CHECK_EQ_I64(atomic_load(&ran), 8);
+    CHECK_EQ_I64(atomic_load(&max_running), 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Submissions during destroy, and bad arguments                            */
+/* ------------------------------------------------------------------------ */
+
+#define LATE_MAX 100000
+
+typedef struct late {
+    pool *p;
+    pool_task task;
+    pool_task extra[LATE_MAX];
+    atomic_int extra_ran;
+    int accepted, final_rc, destroy_rc;
+} late;
+
+static late during;
+
+static void extra_run(pool_task *t) {
+    (void)t;
+    atomic_fetch_add(&during.extra_ran, 1);
+}
+
+/* Submits until the pool refuses; runs while pool_destroy waits for it. */
+static void late_run(pool_task *t) {
+    int rc = 0;
+    (void)t;
+    during.destroy_rc = pool_destroy(during.p); /* from a blocking task */
+    while (during.accepted < LATE_MAX) {
+        during.extra[during.accepted] = (pool_task)POOL_TASK_INIT(extra_run);
+        rc = pool_submit_blocking(during.p, &during.extra[during.accepted]);
+        if (rc != 0) break;
+        during.accepted++;
+        test_sleep_us(50);
+    }
+    during.final_rc = rc;
+}
+
+static void check_during_destroy_and_errors(void) {
+    pool *p = make_pool(1, 4, 0, "late");
+    pool_blocking_job bad = POOL_BLOCKING_JOB_INIT(NULL);
+    pool_task no_run = POOL_TASK_INIT(NULL);
+    memset(&during, 0, sizeof during);
+    during.p = p;
+    during.task = (pool_task)POOL_TASK_INIT(late_run);
+    CHECK(pool_submit_blocking(p, &during.task) == 0);
+    test_sleep_us(5000);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    CHECK_EQ_I64(during.destroy_rc, EDEADLK);
+    CHECK_EQ_I64(during.final_rc, ECANCELED);
+    CHECK(during.accepted > 0);
+    CHECK_EQ_I64(atomic_load(&during.extra_ran), during.accepted);
+
+    CHECK_EQ_I64(pool_submit_blocking(NULL, NULL), EINVAL);
+    CHECK_EQ_I64(pool_submit_blocking(NULL, &no_run), EINVAL);
+    CHECK_EQ_I64(pool_submit_blocking_job(NULL, NULL), EINVAL);
+    CHECK_EQ_I64(pool_submit_blocking_job(NULL, &bad), EINVAL);
+    CHECK_EQ_I64(pool_wait_blocking_job(NULL), EINVAL);
+    CHECK_EQ_I64(pool_wait_blocking_job(&bad), EINVAL);
+    CHECK_EQ_I64(pool_destroy_fast(NULL), EINVAL);
+}
+
+int main(void) {
+    test_watchdog(120, "test_blocking");
+    printf("test_blocking: the blocking pool\n");
+    check_cap_and_keep_alive();
+    check_destroy_runs_queued();
+    check_destroy_fast();
+    check_waits();
+    check_spawn_failure();
+    check_during_destroy_and_errors();
+    if (test_failures()) {
+        printf("test_blocking: %ld check(s) FAILED\n", test_failures());
+        return 1;
+    }
+    printf("test_blocking: all checks passed\n");
+    return 0;
+}
