@@ -17,8 +17,10 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define BENCH_NOINLINE __attribute__((noinline))
+#define BENCH_MAYBE_UNUSED __attribute__((unused))
 #else
 #define BENCH_NOINLINE
+#define BENCH_MAYBE_UNUSED
 #endif
 
 /* Monotonic wall clock in nanoseconds. CLOCK_MONOTONIC is system-wide, so timestamps taken on
@@ -144,5 +146,89 @@ static inline int bench_parse_threads(const char *s)
 
 static inline double bench_ms(uint64_t ns) { return (double)ns / 1e6; }
 static inline double bench_us(uint64_t ns) { return (double)ns / 1e3; }
+
+/* The rest needs pool.h, which every benchmark includes first. */
+
+/* Creates a pool with exactly `threads` workers; exits with a message naming the benchmark if
+ * pool_create fails. Threads still start lazily: a benchmark's warm-up round starts them. */
+static inline pool *bench_pool_create(const char *bench, int threads)
+{
+    pool *p;
+    pool_config cfg;
+    int err;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = threads;
+    err = pool_create(&p, &cfg);
+    if (err) {
+        fprintf(stderr, "%s: pool_create(num_threads=%d) failed: %s\n", bench, threads,
+                strerror(err));
+        exit(1);
+    }
+    return p;
+}
+
+static inline void bench_pool_destroy(const char *bench, pool *p)
+{
+    int err = pool_destroy(p);
+    if (err) {
+        fprintf(stderr, "%s: pool_destroy failed: %s\n", bench, strerror(err));
+        exit(1);
+    }
+}
+
+/* Prints one line "label  median X ms  min Y ms" for the runs in wall_ns[0..runs), which it sorts,
+ * then "  Z.ZZx baseline_name" (median / baseline_ns) when baseline_ns is not 0. Returns the
+ * median. */
+static inline uint64_t bench_report_ms(const char *label, uint64_t *wall_ns, int runs,
+                                       uint64_t baseline_ns, const char *baseline_name)
+{
+    uint64_t median = bench_median_u64(wall_ns, (size_t)runs);
+    printf("%-28s median %9.3f ms   min %9.3f ms", label, bench_ms(median), bench_ms(wall_ns[0]));
+    if (baseline_ns)
+        printf("   %.2fx %s", (double)median / (double)baseline_ns, baseline_name);
+    printf("\n");
+    return median;
+}
+
+/* Prints how the median of `what` compares with its target, which is set for `target_threads`. */
+static inline void bench_report_target(const char *what, uint64_t median_ns, uint64_t target_ns,
+                                       int threads, int target_threads)
+{
+    printf("target for %s: <= %g ms on %d threads", what, bench_ms(target_ns), target_threads);
+    if (bench_quick())
+        printf(" (not checked: BENCH_QUICK sizes)\n");
+    else if (threads != target_threads)
+        printf(" (not checked with %d)\n", threads);
+    else if (median_ns <= target_ns)
+        printf(": met\n");
+    else
+        printf(": MISSED by %.0f%%\n", 100.0 * ((double)median_ns / (double)target_ns - 1.0));
+}
+
+/* fib through pool_join: the fork-join workload several benchmarks share. The pool is a global
+ * rather than a field of the argument, so that the frame is as big as bench/fib.c's plain
+ * version's, whose shape this is (see there). */
+struct bench_fib {
+    unsigned n;
+    uint64_t result;
+};
+
+static pool *bench_fib_pool_target;
+
+static BENCH_NOINLINE BENCH_MAYBE_UNUSED void bench_fib_pool(void *varg)
+{
+    struct bench_fib *f = varg;
+    struct bench_fib a, b;
+
+    if (f->n < 2) {
+        f->result = f->n;
+        return;
+    }
+    a.n = f->n - 1;
+    b.n = f->n - 2;
+    pool_join(bench_fib_pool_target, bench_fib_pool, &a, bench_fib_pool, &b);
+    f->result = a.result + b.result;
+}
 
 #endif /* BENCH_H */

@@ -21,22 +21,13 @@
 #define SETTLE_NS 20000000u /* 20 ms between runs: the previous pool's workers go back to sleep */
 #define MAX_POOLS 16
 
-/* Argument and result of one call. Both versions pass a pointer to this, so they have the same
- * shape: the only difference is pool_join versus two direct calls. The result is stored after
- * both calls return, which also stops the compiler from turning the second call into a loop
- * (the "tail recursion with accumulator" transformation gcc applies to `return f(n-1) + f(n-2)`). */
-struct fib_arg {
-    unsigned n;
-    uint64_t result;
-};
-
 /* noinline keeps gcc from inlining the recursion into itself a few levels deep, which would
  * remove calls from the plain version that the pool version still pays for. `objdump -d` on the
  * binary shows two `call fib_plain` in fib_plain. */
 static BENCH_NOINLINE void fib_plain(void *varg)
 {
-    struct fib_arg *f = varg;
-    struct fib_arg a, b;
+    struct bench_fib *f = varg;
+    struct bench_fib a, b;
 
     if (f->n < 2) {
         f->result = f->n;
@@ -46,25 +37,6 @@ static BENCH_NOINLINE void fib_plain(void *varg)
     b.n = f->n - 2;
     fib_plain(&a);
     fib_plain(&b);
-    f->result = a.result + b.result;
-}
-
-/* The pool this run joins on. A global rather than a field of fib_arg, so that the frames of both
- * versions stay the same size. */
-static pool *g_pool;
-
-static BENCH_NOINLINE void fib_pool(void *varg)
-{
-    struct fib_arg *f = varg;
-    struct fib_arg a, b;
-
-    if (f->n < 2) {
-        f->result = f->n;
-        return;
-    }
-    a.n = f->n - 1;
-    b.n = f->n - 2;
-    pool_join(g_pool, fib_pool, &a, fib_pool, &b);
     f->result = a.result + b.result;
 }
 
@@ -96,16 +68,16 @@ static uint64_t fib_joins(unsigned n)
  * p == NULL means the plain recursion on the calling thread. Exits if the result is wrong. */
 static uint64_t run_once(pool *p, unsigned n, uint64_t *cpu_ns)
 {
-    struct fib_arg root;
+    struct bench_fib root;
     uint64_t w0, c0, w1, c1;
 
     root.n = n;
     root.result = 0;
-    g_pool = p;
+    bench_fib_pool_target = p;
     w0 = bench_now_ns();
     c0 = bench_cpu_ns();
     if (p)
-        pool_call(p, fib_pool, &root); /* the whole recursion runs on p's workers */
+        pool_call(p, bench_fib_pool, &root); /* the whole recursion runs on p's workers */
     else
         fib_plain(&root);
     c1 = bench_cpu_ns();

@@ -21,28 +21,6 @@
 #define BURST_FIB_VALUE 46368u
 #define MAX_THREAD_ARGS 32
 
-struct fib_arg {
-    unsigned n;
-    uint64_t result;
-};
-
-static pool *g_pool;
-
-static void fib_pool(void *varg)
-{
-    struct fib_arg *f = varg;
-    struct fib_arg a, b;
-
-    if (f->n < 2) {
-        f->result = f->n;
-        return;
-    }
-    a.n = f->n - 1;
-    b.n = f->n - 2;
-    pool_join(g_pool, fib_pool, &a, fib_pool, &b);
-    f->result = a.result + b.result;
-}
-
 /* CPU time the process uses during `ns` of idle wall time, scaled to microseconds per second. */
 static double idle_cpu_us_per_s(uint64_t ns)
 {
@@ -87,17 +65,17 @@ int main(int argc, char **argv)
 
         memset(&cfg, 0, sizeof cfg);
         cfg.num_threads = threads[i];
-        err = pool_create(&g_pool, &cfg);
+        err = pool_create(&bench_fib_pool_target, &cfg);
         if (err) {
             fprintf(stderr, "idle: pool_create(num_threads=%d) failed: %s\n", threads[i],
                     strerror(err));
             return 1;
         }
         do {
-            struct fib_arg root;
+            struct bench_fib root;
             root.n = BURST_FIB;
             root.result = 0;
-            pool_call(g_pool, fib_pool, &root);
+            pool_call(bench_fib_pool_target, bench_fib_pool, &root);
             if (root.result != BURST_FIB_VALUE) {
                 fprintf(stderr, "idle: FAILED: fib(%u) = %" PRIu64 ", expected %u\n", BURST_FIB,
                         root.result, BURST_FIB_VALUE);
@@ -106,10 +84,10 @@ int main(int argc, char **argv)
             bursts++;
         } while (bench_now_ns() - start < burst_ns);
 
-        pool_stats_get(g_pool, &s0);
+        pool_stats_get(bench_fib_pool_target, &s0);
         first = idle_cpu_us_per_s(idle_ns);
         second = idle_cpu_us_per_s(idle_ns);
-        pool_stats_get(g_pool, &s1);
+        pool_stats_get(bench_fib_pool_target, &s1);
 
         snprintf(label, sizeof label, "%d thread%s (%u bursts)", threads[i],
                  threads[i] == 1 ? "" : "s", bursts);
@@ -117,7 +95,7 @@ int main(int argc, char **argv)
                second, s1.sleeps - s0.sleeps, s1.wakeups - s0.wakeups, s1.threads_started,
                threads[i]);
 
-        err = pool_destroy(g_pool);
+        err = pool_destroy(bench_fib_pool_target);
         if (err) {
             fprintf(stderr, "idle: pool_destroy failed: %s\n", strerror(err));
             return 1;

@@ -1,0 +1,216 @@
+/* bench/utree.c -- an unbalanced tree: fork-join where the work is, not where you expect it.
+ *
+ *     usage: utree [THREADS]      default: 2 threads; BENCH_QUICK=1: MAX_DEPTH 20
+ *
+ * The workload, exactly (to be re-implemented identically in other runtimes):
+ *
+ *   splitmix64(x):  z = x + 0x9e3779b97f4a7c15
+ *                   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+ *                   z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+ *                   return z ^ (z >> 31)                       (all arithmetic mod 2^64)
+ *
+ *   The tree is implicit: a node is an id (uint64) and a depth, the root is id 53 at depth 0.
+ *   For a node (id, depth):
+ *       h        = splitmix64(id)
+ *       children = depth < MAX_DEPTH ? h % 4 : 0               (0..3 children, 1.5 on average)
+ *       child i  = (h + 1 + i, depth + 1)  for i = 0 .. children-1
+ *       work     = h, then work = splitmix64(work) repeated 21 more times (22 rounds in all)
+ *   MAX_DEPTH = 34: 6,341,134 nodes in all, half of them leaves, a third at depth 34. The
+ *   shape is lopsided at every level: the root's two subtrees have 614,707 and 5,726,426 nodes,
+ *   the eight at depth 3 have 3, 614,701, 1, 1,463,010, 3,692,695, 570,712, 1 and 5 -- so where
+ *   the work is cannot be guessed from the top, only found by stealing.
+ *
+ *   Checksum: (number of nodes + sum of `work` over all nodes) mod 2^64; with the parameters
+ *   above it is EXPECTED_CHECKSUM below. Every run is checked against it (BENCH_QUICK: against
+ *   the plain walk).
+ *
+ * Parallel version: a node visits its children [0, children) with pool_join by halving -- a
+ * range of one child visits that child, a longer range joins its two halves -- so every child is
+ * its own job, which is what par_iter over the children does in Rayon, with children-1 joins per
+ * node. (One scope per node with one spawned task per child is the other natural form; it costs
+ * an atomic count and a latch per node and measured about 15% slower here, 0.30 s against 0.26.) The walk starts with
+ * pool_call from the main thread so that it runs on the workers. Baseline: the plain recursion,
+ * a loop over the children, on the main thread.
+ *
+ * Timing: one warm-up round, then RUNS rounds of {plain, pool}, each run after a 20 ms pause (so
+ * the pool is asleep, not spinning against the plain run). A run takes a few hundred ms, so there
+ * is no untimed run before each one as in bench/fib.c: waking the workers costs microseconds.
+ *
+ * Target (2 cores): pool, 2 threads <= 0.27 s (the plain walk takes about 0.45 s).
+ */
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+#include "bench.h"
+
+#define ROOT_ID 53u
+#define MAX_CHILDREN 3u
+#define FULL_MAX_DEPTH 34u
+#define QUICK_MAX_DEPTH 20u
+#define WORK_ROUNDS 22
+#define EXPECTED_NODES 6341134u
+#define EXPECTED_CHECKSUM UINT64_C(0xf54e6cb5a24a3c78)
+#define RUNS 9
+#define QUICK_RUNS 3
+#define SETTLE_NS 20000000u
+#define TARGET_NS 270000000u
+
+static uint32_t g_max_depth;
+static pool *g_pool;
+
+static inline uint64_t splitmix64(uint64_t x)
+{
+    uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* What a subtree adds to the checksum. */
+struct subtree {
+    uint64_t nodes;
+    uint64_t work_sum;
+};
+
+/* The per-node part shared by both walks: returns the node's hash h (its children are h + 1 + i)
+ * and its child count, and adds the node itself to *t. */
+static inline uint64_t visit_self(uint64_t id, uint32_t depth, uint32_t *children, struct subtree *t)
+{
+    uint64_t h = splitmix64(id), work = h;
+    int r;
+
+    for (r = 1; r < WORK_ROUNDS; r++)
+        work = splitmix64(work);
+    *children = depth < g_max_depth ? (uint32_t)(h % (MAX_CHILDREN + 1)) : 0;
+    t->nodes = 1;
+    t->work_sum = work;
+    return h;
+}
+
+static BENCH_NOINLINE void walk_plain(uint64_t id, uint32_t depth, struct subtree *t)
+{
+    uint32_t children, i;
+    uint64_t h = visit_self(id, depth, &children, t);
+
+    for (i = 0; i < children; i++) {
+        struct subtree c;
+        walk_plain(h + 1 + i, depth + 1, &c);
+        t->nodes += c.nodes;
+        t->work_sum += c.work_sum;
+    }
+}
+
+/* Children first_id .. first_id + count - 1, all at `depth`, and their subtrees' total. */
+struct child_range {
+    uint64_t first_id;
+    uint32_t count, depth;
+    struct subtree total;
+};
+
+static void walk_pool(uint64_t id, uint32_t depth, struct subtree *t);
+
+static void walk_range(void *arg)
+{
+    struct child_range *r = arg;
+
+    if (r->count == 1) {
+        walk_pool(r->first_id, r->depth, &r->total);
+    } else {
+        struct child_range left, right;
+        left.first_id = r->first_id;
+        left.count = r->count / 2;
+        right.first_id = r->first_id + left.count;
+        right.count = r->count - left.count;
+        left.depth = right.depth = r->depth;
+        pool_join(g_pool, walk_range, &left, walk_range, &right);
+        r->total.nodes = left.total.nodes + right.total.nodes;
+        r->total.work_sum = left.total.work_sum + right.total.work_sum;
+    }
+}
+
+static BENCH_NOINLINE void walk_pool(uint64_t id, uint32_t depth, struct subtree *t)
+{
+    struct child_range all;
+    uint64_t h = visit_self(id, depth, &all.count, t);
+
+    if (all.count == 0)
+        return;
+    all.first_id = h + 1;
+    all.depth = depth + 1;
+    walk_range(&all);
+    t->nodes += all.total.nodes;
+    t->work_sum += all.total.work_sum;
+}
+
+static void walk_pool_root(void *arg) { walk_pool(ROOT_ID, 0, arg); }
+
+/* One walk from the root, with the pool p or (p == NULL) plain; returns its wall time. Exits if
+ * the checksum differs from `expected` (when expected is not 0). */
+static uint64_t run_once(pool *p, uint64_t expected, uint64_t *nodes, uint64_t *checksum)
+{
+    struct subtree t;
+    uint64_t t0, t1;
+
+    g_pool = p;
+    t0 = bench_now_ns();
+    if (p)
+        pool_call(p, walk_pool_root, &t);
+    else
+        walk_plain(ROOT_ID, 0, &t);
+    t1 = bench_now_ns();
+    *nodes = t.nodes;
+    *checksum = t.nodes + t.work_sum;
+    if (expected && *checksum != expected) {
+        fprintf(stderr, "utree: FAILED: %s walk: checksum %016" PRIx64 " (%" PRIu64 " nodes), "
+                        "want %016" PRIx64 "\n", p ? "pool" : "plain", *checksum, t.nodes, expected);
+        exit(1);
+    }
+    return t1 - t0;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
+    int runs = bench_quick() ? QUICK_RUNS : RUNS;
+    uint64_t plain_ns[RUNS], pool_ns[RUNS], expected, nodes, plain_median, pool_median;
+    uint64_t pool_cpu_ns = 0, pool_wall_ns = 0;
+    pool_stats s0, s1;
+    pool *p = bench_pool_create("utree", threads);
+    char label[64];
+    int r, v;
+
+    g_max_depth = bench_quick() ? QUICK_MAX_DEPTH : FULL_MAX_DEPTH;
+    expected = bench_quick() ? 0 : EXPECTED_CHECKSUM;
+    run_once(NULL, expected, &nodes, &expected); /* the reference for every later run */
+
+    for (r = -1; r < runs; r++) { /* round -1: warm-up (it also starts the pool's threads) */
+        if (r == 0)
+            pool_stats_get(p, &s0);
+        for (v = 0; v < 2; v++) {
+            uint64_t w, c, cpu0;
+            bench_sleep_ns(SETTLE_NS);
+            cpu0 = bench_cpu_ns();
+            w = run_once(v ? p : NULL, expected, &nodes, &c);
+            if (r >= 0)
+                (v ? pool_ns : plain_ns)[r] = w;
+            if (r >= 0 && v) {
+                pool_cpu_ns += bench_cpu_ns() - cpu0;
+                pool_wall_ns += w;
+            }
+        }
+    }
+    pool_stats_get(p, &s1);
+
+    printf("utree: %" PRIu64 " nodes (max depth %u, 0..%u children, %d hash rounds each), "
+           "checksum %016" PRIx64 ", %d runs each\n", nodes, g_max_depth, MAX_CHILDREN,
+           WORK_ROUNDS, expected, runs);
+    plain_median = bench_report_ms("plain walk", plain_ns, runs, 0, NULL);
+    snprintf(label, sizeof label, "pool_join, %d thread%s", threads, threads == 1 ? "" : "s");
+    pool_median = bench_report_ms(label, pool_ns, runs, plain_median, "plain");
+    printf("pool runs: %.2f cores busy on average; per run: %.0f joins stolen, %.0f failed "
+           "steals, %.1f sleeps\n", (double)pool_cpu_ns / (double)pool_wall_ns,
+           (double)(s1.jobs_stolen - s0.jobs_stolen) / runs,
+           (double)(s1.steals_failed - s0.steals_failed) / runs, (double)(s1.sleeps - s0.sleeps) / runs);
+    bench_report_target("pool_join", pool_median, TARGET_NS, threads, 2);
+    bench_pool_destroy("utree", p);
+    return 0;
+}
