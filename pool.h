@@ -1241,8 +1241,9 @@ static uint32_t pool__random(pool__worker *w) { /* xorshift64* */
 }
 
 /* One pass over the other workers from a random start, repeated while
-   some steal lost a race (that deque had work). */
-static pool_task *pool__steal_work(pool__worker *w) {
+   some steal lost a race (that deque had work). *more says whether the
+   victim had work left after the steal. */
+static pool_task *pool__steal_work(pool__worker *w, int *more) {
     pool *p = w->home;
     uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE); /* pairs with pool__spawn */
     int contended;
@@ -1257,6 +1258,7 @@ static pool_task *pool__steal_work(pool__worker *w) {
             t = pool__deque_steal(&victim->deque, &contended);
             if (t) {
                 POOL__COUNT(w->stats.jobs_stolen, 1);
+                *more = pool__deque_len(&victim->deque) > 0;
                 return t;
             }
         }
@@ -1284,23 +1286,43 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
     return first;
 }
 
-static pool_task *pool__find_work(pool__worker *w, uint32_t *moved) {
+/* *more: the task came from a deque that still has work. */
+static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
     pool_task *t = pool__deque_pop(&w->deque);
     *moved = 0;
-    if (!t) t = pool__steal_work(w);
+    *more = 0;
+    if (!t) t = pool__steal_work(w, more);
     if (!t) t = pool__take_injected(w, moved);
     return t;
 }
 
+/* Whether any queue of p visibly holds work. The deque lengths are
+   relaxed reads: a hint, see pool__leave_idle. */
+static int pool__work_visible(pool *p) {
+    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i; /* pairs with pool__spawn */
+    if (pool__injector_has_work(&p->injector)) return 1;
+    for (i = 0; i < n; i++)
+        if (pool__deque_len(&p->workers[i].deque) > 0) return 1;
+    return 0;
+}
+
 /* w stops being idle (it found work, or what it waited for is done).
    Posters that saw it idle counted on it to take their work and woke
-   nobody for it; it may not have, so if anyone sleeps, wake one to look
-   (rayon's rule, with one instead of two to keep wake-ups throttled).
-   Relaxed: see pool__sub_sleeping. */
-static void pool__leave_idle(pool__worker *w) {
+   nobody for it; it may have taken other work instead. Rayon wakes two
+   sleepers here regardless, which for work that trickles in wakes
+   threads that find nothing. Here w looks first: if work is still
+   visible (the deque w stole from has more, or any queue does), it wakes
+   one sleeper, or with none asleep and no other searcher awake, starts a
+   thread; that is how a big batch from outside starts thread after
+   thread. Otherwise nobody is owed anything.
+   seq_cst: with the injector load in pool__work_visible, the mirror of a
+   poster's push then counters read: a poster that saw w idle (its read
+   came before this decrement) pushed before w looks, so w sees its work.
+   Work on deques needs no such pair: its owner is awake and runs it. */
+static void pool__leave_idle(pool__worker *w, int more) {
     pool *p = w->home;
-    uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
-    if (pool__sleeping_of(c)) pool__wake_any(p, 1);
+    uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__SEQ_CST);
+    if (more || pool__work_visible(p)) pool__wake_for_jobs(p, c - POOL__ONE_INACTIVE, 1, 0);
 }
 
 /* A worker of another pool waits for a job in `target`: if the target has
@@ -1313,15 +1335,22 @@ static void pool__help_thread_less(pool *target);
 static void pool__work_until(pool__worker *w, pool__latch *done) {
     pool *p = w->home;
     pool__idle idle = {0, 0, 0};
-    int idle_now = 0;
+    int idle_now = 0, more;
     uint32_t moved;
+    if (!done) {
+        /* A new worker starts as a searcher: posters count on it, and
+           when it finds work it looks whether more threads are needed.
+           Relaxed: a count posters read as a hint; nothing is published. */
+        POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+        idle_now = 1;
+    }
     for (;;) {
         pool_task *t;
         if (done && pool__latch_is_done(done)) break;
-        t = pool__find_work(w, &moved);
+        t = pool__find_work(w, &moved, &more);
         if (t) {
             if (idle_now) {
-                pool__leave_idle(w);
+                pool__leave_idle(w, more);
                 idle_now = 0;
             }
             idle.woken = 0;
@@ -1338,7 +1367,7 @@ static void pool__work_until(pool__worker *w, pool__latch *done) {
         }
         pool__no_work_found(w, &idle);
     }
-    if (idle_now) pool__leave_idle(w);
+    if (idle_now) pool__leave_idle(w, 0);
 }
 
 /* "<prefix>-<index>", or "<prefix>-blk" for index < 0, in out[16]: the

@@ -189,15 +189,16 @@ static void *outside_waiter(void *arg) {
     return NULL;
 }
 
-static void worker_waiter(void *arg) {
-    waiter_arg *w = (waiter_arg *)arg;
-    w->rc = pool_wait_blocking_job(w->job);
-}
+/* A detached task on a worker: pool_destroy may run while the pool's own
+   tasks still wait (an outside thread inside pool_call could not). */
+typedef struct worker_waiter {
+    pool_task task;
+    waiter_arg arg;
+} worker_waiter;
 
-static void *call_worker_waiter(void *arg) {
-    waiter_arg *w = (waiter_arg *)arg;
-    pool_call(w->p, worker_waiter, w);
-    return NULL;
+static void worker_waiter_run(pool_task *t) {
+    worker_waiter *w = (worker_waiter *)((char *)t - offsetof(worker_waiter, task));
+    w->arg.rc = pool_wait_blocking_job(w->arg.job);
 }
 
 static void *open_gate_later(void *arg) {
@@ -214,8 +215,9 @@ static void check_destroy_fast(void) {
     static counted_job gate;
     pool_task plain[5];
     pool *p = make_pool(2, 1, 0, "fast");
-    waiter_arg outside = {NULL, NULL, -1}, worker = {NULL, NULL, -1};
-    pthread_t outside_thread, worker_thread, opener;
+    waiter_arg outside = {NULL, NULL, -1};
+    worker_waiter worker = {POOL_TASK_INIT(worker_waiter_run), {NULL, NULL, -1}};
+    pthread_t outside_thread, opener;
     pool_stats st;
     int i, skipped = 0;
     atomic_store(&gate_open, 0);
@@ -236,11 +238,11 @@ static void check_destroy_fast(void) {
         }
     }
     /* Two waiters already blocked on jobs that will be skipped. */
-    outside.p = worker.p = p;
+    outside.p = worker.arg.p = p;
     outside.job = &jobs[1].job;
-    worker.job = &jobs[2].job;
+    worker.arg.job = &jobs[2].job;
     CHECK(pthread_create(&outside_thread, NULL, outside_waiter, &outside) == 0);
-    CHECK(pthread_create(&worker_thread, NULL, call_worker_waiter, &worker) == 0);
+    CHECK(pool_submit(p, &worker.task) == 0);
     test_sleep_us(20000);
     CHECK(pthread_create(&opener, NULL, open_gate_later, NULL) == 0);
 
@@ -249,7 +251,6 @@ static void check_destroy_fast(void) {
     CHECK_EQ_I64(pool_destroy_fast(p), 0);
     pthread_join(opener, NULL);
     pthread_join(outside_thread, NULL);
-    pthread_join(worker_thread, NULL);
 
     CHECK_EQ_I64(atomic_load(&gate.ran), 1);
     CHECK_EQ_I64(atomic_load(&plain_ran), 5);
@@ -264,7 +265,7 @@ static void check_destroy_fast(void) {
             CHECK_EQ_I64(pool_wait_blocking_job(&jobs[i].job), mandatory ? 0 : ECANCELED);
     }
     CHECK_EQ_I64(outside.rc, ECANCELED);
-    CHECK_EQ_I64(worker.rc, ECANCELED);
+    CHECK_EQ_I64(worker.arg.rc, ECANCELED);
     CHECK_EQ_I64(pool_wait_blocking_job(&jobs[0].job), EINVAL); /* waited for already */
     printf("  pool_destroy_fast: %d optional jobs skipped and reported, %d mandatory ran\n",
            skipped, FAST_JOBS - skipped);
