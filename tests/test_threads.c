@@ -7,6 +7,9 @@
  *    worker runs any task, each exactly once per started thread;
  *  - stack_size: a worker's stack is at least the size asked for; a size
  *    the system refuses makes pool_create fail with EINVAL;
+ *  - lazy start: a new pool has no thread; one pool_call starts exactly
+ *    one; a batch of sleeping tasks from outside starts every thread (each
+ *    worker that steals and leaves work behind starts the next);
  *  - the default pool: 16 threads released at once all make their first
  *    call with a NULL pool; exactly one default pool is created (one set
  *    of "pool-N" threads, and its counters saw all 16 calls).
@@ -158,6 +161,50 @@ static void check_bad_stack(void) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Lazy start                                                               */
+/* ------------------------------------------------------------------------ */
+
+#define LAZY_THREADS 8
+#define LAZY_TASKS 64
+
+static atomic_int lazy_ran;
+
+static void lazy_sleep(pool_task *t) {
+    (void)t;
+    test_sleep_us(5000);
+    atomic_fetch_add(&lazy_ran, 1);
+}
+
+static void nothing(void *arg) { (void)arg; }
+
+static void check_lazy_start(void) {
+    static pool_task tasks[LAZY_TASKS];
+    pool_task *batch[LAZY_TASKS];
+    pool_config cfg;
+    pool *p = NULL;
+    pool_stats st;
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = LAZY_THREADS;
+    CHECK(pool_create(&p, &cfg) == 0);
+    if (!p) exit(2);
+    CHECK_EQ_I64((pool_stats_get(p, &st), st.threads_started), 0);
+    pool_call(p, nothing, NULL);
+    CHECK_EQ_I64((pool_stats_get(p, &st), st.threads_started), 1);
+    for (i = 0; i < LAZY_TASKS; i++) {
+        tasks[i] = (pool_task)POOL_TASK_INIT(lazy_sleep);
+        batch[i] = &tasks[i];
+    }
+    CHECK(pool_submit_batch(p, batch, LAZY_TASKS) == 0);
+    while (atomic_load(&lazy_ran) < LAZY_TASKS) test_sleep_us(1000);
+    pool_stats_get(p, &st);
+    CHECK_MSG(st.threads_started == LAZY_THREADS,
+              "a batch of %d sleeping tasks started %" PRIu64 " of %d threads", LAZY_TASKS,
+              st.threads_started, LAZY_THREADS);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+/* ------------------------------------------------------------------------ */
 /* The default pool, raced                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -210,6 +257,7 @@ int main(void) {
     check_pool_threads("calc", "calc", (size_t)16 << 20);
     check_pool_threads("averyveryverylongprefix", "averyvery", 0);
     check_bad_stack();
+    check_lazy_start();
     check_default_pool_race();
     if (test_failures()) {
         printf("test_threads: %ld check(s) FAILED\n", test_failures());
