@@ -102,8 +102,9 @@
                 (a worker's or a blocking thread's)
      ECANCELED  a submission to a pool whose destroy has begun; a job
                 that pool_destroy_fast skipped
-     EAGAIN     a blocking submission with no blocking thread and none
-                could be started
+     EAGAIN     pool_submit(_batch) to a pool with no worker thread, or a
+                blocking submission with no blocking thread, when none
+                could be started: the task was not taken
    pool_destroy(p) may run while p's own tasks call into p (their
    submissions then fail with ECANCELED, their joins and calls complete);
    every other thread must have returned from its calls on p first, as
@@ -885,9 +886,10 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock) {
     /* Relaxed: a stale value only costs one extra trip to the lock. */
     started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
     if (started >= (uint32_t)p->num_threads) return started;
-    /* Relaxed: a hint; the lock below decides. */
+    /* Relaxed: a hint; the lock below decides. While the pool has no
+       thread at all every post tries: nobody else would run its work. */
     retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
-    if (!wait_for_lock && retry && pool__now_ns() < retry) return started;
+    if (!wait_for_lock && started && retry && pool__now_ns() < retry) return started;
     if (wait_for_lock) pthread_mutex_lock(&p->spawn_lock);
     else if (pthread_mutex_trylock(&p->spawn_lock) != 0) return started;
     started = p->threads_started;
@@ -1331,8 +1333,11 @@ static void pool__help_thread_less(pool *target);
 
 /* Runs work until `done` is set, or with done == NULL (the worker's main
    loop) until the pool terminates and no work is left. In between, idle
-   rounds follow the progressive sleep above. */
-static void pool__work_until(pool__worker *w, pool__latch *done) {
+   rounds follow the progressive sleep above. `help`, if not NULL, is the
+   pool that runs the awaited job: if it has no thread, its injected work
+   runs here. (Only for jobs injected into it, which keep it alive until
+   they are done; a blocking job's pool may be destroyed while we wait.) */
+static void pool__work_until(pool__worker *w, pool__latch *done, pool *help) {
     pool *p = w->home;
     pool__idle idle = {0, 0, 0};
     int idle_now = 0, more;
@@ -1359,7 +1364,7 @@ static void pool__work_until(pool__worker *w, pool__latch *done) {
             continue;
         }
         if (!done && POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
-        if (done && done->other_pool) pool__help_thread_less((pool *)done->other_pool);
+        if (help) pool__help_thread_less(help);
         if (!idle_now) {
             POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
             idle_now = 1;
@@ -1400,7 +1405,7 @@ static void *pool__worker_main(void *arg) {
     pthread_mutex_unlock(&p->spawn_lock);
     pool__current = w;
     if (p->on_thread_start) p->on_thread_start(p->user, w->index);
-    pool__work_until(w, NULL);
+    pool__work_until(w, NULL, NULL);
     if (p->on_thread_exit) p->on_thread_exit(p->user, w->index);
     pool__current = NULL;
     return NULL;
@@ -1635,7 +1640,7 @@ static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
     }
     POOL__FETCH_ADD(&p->jobs_injected, 1, POOL__RELAXED); /* a statistic */
     pool__new_injected_jobs(p, 1, was_empty);
-    if (w) pool__work_until(w, &job.done);
+    if (w) pool__work_until(w, &job.done, (pool *)job.done.other_pool);
     else pool__wait_outside(p, &job.done);
 }
 
@@ -1667,7 +1672,7 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
         }
         pool__execute(w, t);
     }
-    pool__work_until(w, &job_b.done);
+    pool__work_until(w, &job_b.done, NULL);
 }
 
 typedef struct pool__join_args {
@@ -1859,7 +1864,7 @@ POOL__IMPL void pool_scope_wait(pool_scope *s) {
     if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) == 1) {
         pool__latch_abandon(&s->pool__done); /* all done already: no setter */
     } else if (w) {
-        pool__work_until(w, &s->pool__done);
+        pool__work_until(w, &s->pool__done, (pool *)s->pool__done.other_pool);
     } else {
         pool__wait_outside(p, &s->pool__done);
     }
@@ -1883,6 +1888,13 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
     /* Acquire: pairs with pool_destroy's release store. */
     if (POOL__LOAD(&p->closing, POOL__ACQUIRE)) return ECANCELED;
     if (!n) return 0;
+    /* Nobody waits for a detached task: with no thread to run it, it
+       would wait for pool_destroy. Refuse it instead, untaken. (Once a
+       thread exists it stays until destroy. Acquire: pairs with
+       pool__spawn's release.) */
+    if (!pool__worker_of(p) && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 &&
+        pool__spawn(p, 1) == 0)
+        return EAGAIN;
     for (i = 0; i < n; i++) tasks[i]->pool__scope = NULL;
     if ((w = pool__worker_of(p)) != NULL) {
         for (i = 0; i < n; i++)
@@ -2075,6 +2087,8 @@ static int pool__blocking_idle_wait(pool__blocking *b) {
     return b->head || b->shutdown || !timed_out;
 }
 
+static void pool__blocking_job_run(pool_task *t);
+
 static void *pool__blocking_main(void *arg) {
     pool *p = (pool *)arg;
     pool__blocking *b = &p->blocking;
@@ -2088,10 +2102,11 @@ static void *pool__blocking_main(void *arg) {
     for (;;) {
         pool_task *t = pool__blocking_pop(b);
         if (t) {
+            int is_job = t->run == pool__blocking_job_run; /* t may be gone after run */
             pthread_mutex_unlock(&b->lock);
             t->run(t);
             pthread_mutex_lock(&b->lock);
-            POOL__METRIC_ADD(b, run, 1);
+            if (!is_job) POOL__FETCH_ADD(&b->metrics.run, 1, POOL__RELAXED);
             if (!b->head && !b->shutdown) pool__blocking_spin(b);
         } else if (b->shutdown || !pool__blocking_idle_wait(b)) {
             break;
@@ -2173,6 +2188,8 @@ static pool_blocking_job *pool__blocking_job_of(pool_task *t) {
 static void pool__blocking_job_run(pool_task *t) {
     pool_blocking_job *job = pool__blocking_job_of(t);
     job->run(job);
+    /* Counted before the waiter can return, so that it sees its own job. */
+    POOL__FETCH_ADD(&job->pool__pool->blocking.metrics.run, 1, POOL__RELAXED);
     pool__blocking_job_finish(job, 0);
 }
 
@@ -2200,7 +2217,9 @@ POOL__IMPL int pool_wait_blocking_job(pool_blocking_job *job) {
     if (POOL__FETCH_SUB(&job->pool__refs, 1, POOL__ACQ_REL) == 1) {
         pool__latch_abandon(&job->pool__done); /* finished already: no setter */
     } else if (w) {
-        pool__work_until(w, &job->pool__done); /* a worker keeps working */
+        /* A worker keeps working, but helps nobody: the job runs on a
+           blocking thread, and its pool may be destroyed while we wait. */
+        pool__work_until(w, &job->pool__done, NULL);
     } else if (!pool__latch_spin(&job->pool__done, POOL__OUTSIDE_SPINS)) {
         while (!pool__latch_park(&job->pool__done)) continue;
     }
@@ -2236,10 +2255,8 @@ static void pool__blocking_shutdown(pool *p, int skip_optional) {
         pool_blocking_job *job = pool__blocking_job_of(skipped);
         t = skipped->pool__next;
         if (job->on_cancel) job->on_cancel(job);
+        POOL__FETCH_ADD(&b->metrics.skipped, 1, POOL__RELAXED);
         pool__blocking_job_finish(job, ECANCELED);
-        pthread_mutex_lock(&b->lock);
-        POOL__METRIC_ADD(b, skipped, 1);
-        pthread_mutex_unlock(&b->lock);
     }
 
     pthread_mutex_lock(&b->lock);
