@@ -1996,6 +1996,8 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
 /* No handle is left unjoined: an exiting thread leaves its own handle for  */
 /* the next one to join, and joins the one left before it (Volt's chain).   */
 /* pool_destroy joins the last; by induction that one joined all the rest.  */
+/* The last thread to leave on keep-alive detaches itself instead, since    */
+/* nobody may come after it.                                                */
 /*                                                                          */
 /* Shutdown runs every queued task; pool_destroy_fast skips the jobs not    */
 /* marked mandatory, and tells their owners: on_cancel is called and        */
@@ -2114,7 +2116,15 @@ static void *pool__blocking_main(void *arg) {
     }
     POOL__METRIC_ADD(b, threads, -1);
     have_previous = b->have_last_exited, previous = b->last_exited;
-    b->have_last_exited = 1, b->last_exited = pthread_self();
+    if (b->metrics.threads == 0 && !b->shutdown) {
+        /* The last one out on keep-alive: no thread may exit after it to
+           join it, and the pool may never be destroyed (the default pool
+           is not), so it detaches itself and leaves nothing behind. */
+        b->have_last_exited = 0;
+        pthread_detach(pthread_self());
+    } else {
+        b->have_last_exited = 1, b->last_exited = pthread_self();
+    }
     if (b->metrics.threads == 0) pthread_cond_broadcast(&b->all_exited);
     pthread_mutex_unlock(&b->lock);
     /* From here on p may be freed: pool_destroy waits only for the lock
