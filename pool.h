@@ -1178,8 +1178,7 @@ enum { POOL__LATCH_UNSET = 0, POOL__LATCH_WAITING = 1, POOL__LATCH_DONE = 2 };
 
 /* `target` is the pool that will run the job. A worker of another pool
    that waits makes its own pool wait for this latch's setter before it
-   frees anything (see pool__latch_set), and remembers the target so that
-   it can run the job itself if the target has no thread. */
+   frees anything (see pool__latch_set); other_pool marks such a latch. */
 static void pool__latch_init(pool__latch *l, pool__worker *waiter, pool *target) {
     l->state = POOL__LATCH_UNSET;
     l->waiter = waiter;

@@ -8,7 +8,8 @@
  *  - pool_destroy with queued tasks runs every one of them;
  *  - pool_destroy_fast skips exactly the queued jobs not marked mandatory
  *    (on_cancel once, run never, their waiters get ECANCELED, including a
- *    waiter that was already blocked) and runs every mandatory job and
+ *    waiter that was already blocked: an outside thread, a worker of the
+ *    pool, a worker of another pool) and runs every mandatory job and
  *    every plain task;
  *  - waiting for one job from an outside thread, from a worker (which
  *    runs fork-join work meanwhile: with one worker, the job itself waits
@@ -217,6 +218,8 @@ static void check_destroy_fast(void) {
     pool *p = make_pool(2, 1, 0, "fast");
     waiter_arg outside = {NULL, NULL, -1};
     worker_waiter worker = {POOL_TASK_INIT(worker_waiter_run), {NULL, NULL, -1}};
+    worker_waiter other = {POOL_TASK_INIT(worker_waiter_run), {NULL, NULL, -1}};
+    pool *q = make_pool(1, 1, 0, "other"); /* its worker waits for one of p's jobs */
     pthread_t outside_thread, opener;
     pool_stats st;
     int i, skipped = 0;
@@ -241,8 +244,11 @@ static void check_destroy_fast(void) {
     outside.p = worker.arg.p = p;
     outside.job = &jobs[1].job;
     worker.arg.job = &jobs[2].job;
+    other.arg.p = q;
+    other.arg.job = &jobs[4].job;
     CHECK(pthread_create(&outside_thread, NULL, outside_waiter, &outside) == 0);
     CHECK(pool_submit(p, &worker.task) == 0);
+    CHECK(pool_submit(q, &other.task) == 0);
     test_sleep_us(20000);
     CHECK(pthread_create(&opener, NULL, open_gate_later, NULL) == 0);
 
@@ -261,11 +267,13 @@ static void check_destroy_fast(void) {
                   "job %d (%s): ran %d, cancelled %d", i, mandatory ? "mandatory" : "optional",
                   atomic_load(&jobs[i].ran), atomic_load(&jobs[i].cancelled));
         skipped += !mandatory;
-        if (i != 1 && i != 2)
+        if (i != 1 && i != 2 && i != 4)
             CHECK_EQ_I64(pool_wait_blocking_job(&jobs[i].job), mandatory ? 0 : ECANCELED);
     }
     CHECK_EQ_I64(outside.rc, ECANCELED);
     CHECK_EQ_I64(worker.arg.rc, ECANCELED);
+    CHECK_EQ_I64(pool_destroy(q), 0); /* runs until its waiting task is done */
+    CHECK_EQ_I64(other.arg.rc, ECANCELED);
     CHECK_EQ_I64(pool_wait_blocking_job(&jobs[0].job), EINVAL); /* waited for already */
     printf("  pool_destroy_fast: %d optional jobs skipped and reported, %d mandatory ran\n",
            skipped, FAST_JOBS - skipped);
