@@ -4,7 +4,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-.PHONY: all test test-tsan test-asan check examples bench clean
+.PHONY: all test test-tsan test-asan test-valgrind check examples bench clean
 
 all: examples
 
@@ -19,7 +19,13 @@ test-tsan:
 test-asan:
 	CC="$(CC)" SANITIZE=address BUILD=$(BUILD)/tests-asan sh tests/run.sh
 
-check: test test-tsan test-asan
+# valgrind memcheck on the tests that do not measure time (installs valgrind
+# with apt-get if it is missing).
+test-valgrind:
+	sh tests/need.sh valgrind valgrind
+	CC="$(CC)" SANITIZE=valgrind BUILD=$(BUILD)/tests-valgrind sh tests/run.sh
+
+check: test test-tsan test-asan test-valgrind
 
 # Each example builds exactly as README says (cc -O2 -pthread file.c) and runs.
 EXAMPLES := $(wildcard examples/*.c)

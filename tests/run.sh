@@ -4,6 +4,8 @@
 #   sh tests/run.sh                 # -O2 -g
 #   SANITIZE=thread sh tests/run.sh # ThreadSanitizer, -O1 -g, smaller loops
 #   SANITIZE=address sh tests/run.sh   # AddressSanitizer + UBSan
+#   SANITIZE=valgrind sh tests/run.sh  # valgrind memcheck, tiny loops; the
+#                                      # timing tests are skipped
 #
 # Environment:
 #   CC, CFLAGS        compiler and flags (default: cc, -O2 -g; -O1 -g with SANITIZE)
@@ -12,6 +14,9 @@
 #   POOL_TEST_SCALE   loop-size factor read by the tests (default 1; 0.5 with
 #                     SANITIZE unless set)
 #   TEST_TIMEOUT      seconds per test program (default 300)
+#   VALGRIND_SKIP     tests not run under valgrind (default: the ones that
+#                     measure time, which valgrind's one-thread-at-a-time
+#                     scheduling makes meaningless)
 #
 # Prints one line per test, "PASS name" or "FAIL name (reason)" on stdout
 # (a failing test's log tail goes to stderr), then exactly one final line
@@ -36,8 +41,17 @@ address)
     CFLAGS=${CFLAGS:--O1 -g}
     POOL_TEST_SCALE=${POOL_TEST_SCALE:-0.5}
     ;;
+valgrind)
+    SANFLAGS=
+    CFLAGS=${CFLAGS:--O1 -g}
+    POOL_TEST_SCALE=${POOL_TEST_SCALE:-0.05}
+    # Definite and indirect leaks are errors; "possibly lost" is the test
+    # watchdog's detached thread.
+    RUNNER="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
+    VALGRIND_SKIP=${VALGRIND_SKIP:-test_wakeup test_blocking}
+    ;;
 *)
-    echo "run.sh: SANITIZE must be thread or address, not '$SANITIZE'" >&2
+    echo "run.sh: SANITIZE must be thread, address or valgrind, not '$SANITIZE'" >&2
     echo "0 passed, 1 failed"
     exit 2
     ;;
@@ -73,6 +87,12 @@ show_log() {
 for src in tests/test_*.c; do
     [ -f "$src" ] || continue
     name=$(basename "$src" .c)
+    case " ${VALGRIND_SKIP:-} " in
+    *" $name "*)
+        echo "SKIP $name (measures time)"
+        continue
+        ;;
+    esac
     bin="$BUILD/$name"
     case "$bin" in
     /*) ;;
@@ -87,7 +107,7 @@ for src in tests/test_*.c; do
         continue
     fi
     # shellcheck disable=SC2086
-    $TIMEOUT "$bin" >>"$log" 2>&1
+    $TIMEOUT ${RUNNER:-} "$bin" >>"$log" 2>&1
     rc=$?
     if [ "$rc" -eq 0 ]; then
         echo "PASS $name"
