@@ -16,6 +16,7 @@
  *   test_scale()           the factor in $POOL_TEST_SCALE (default 1.0);
  *                          run.sh sets it below 1 under sanitizers.
  *   test_scaled(n, min)    n * test_scale(), but at least min.
+ *   test_fib(arg)          fib through pool_join on test_fib_pool.
  *   test_threads_named(n)  how many threads of the process are named n.
  *   test_finish(name)      prints the verdict; returns the exit status.
  *
@@ -205,6 +206,28 @@ TEST__UNUSED static int test_threads_named(const char *name) {
     }
     closedir(dir);
     return count;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A shared fork-join workload                                              */
+/* ------------------------------------------------------------------------ */
+
+/* fib(n) through pool_join on test_fib_pool, with no cutoff. */
+typedef struct test_fib_arg {
+    long n, result;
+} test_fib_arg;
+
+static pool *test_fib_pool;
+
+TEST__UNUSED static void test_fib(void *arg) {
+    test_fib_arg *f = (test_fib_arg *)arg, a, b;
+    if (f->n < 2) {
+        f->result = f->n;
+        return;
+    }
+    a.n = f->n - 1, b.n = f->n - 2;
+    pool_join(test_fib_pool, test_fib, &a, test_fib, &b);
+    f->result = a.result + b.result;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -97,23 +97,8 @@ static pool *p;
 /* Workloads                                                                */
 /* ------------------------------------------------------------------------ */
 
-typedef struct fib_arg {
-    long n, result;
-} fib_arg;
-
-static void fib(void *arg) {
-    fib_arg *f = (fib_arg *)arg, a, b;
-    if (f->n < 2) {
-        f->result = f->n;
-        return;
-    }
-    a.n = f->n - 1, b.n = f->n - 2;
-    pool_join(p, fib, &a, fib, &b);
-    f->result = a.result + b.result;
-}
-
 /* pool_call from a worker: the nested call runs inline. */
-static void nested_call(void *arg) { pool_call(p, fib, arg); }
+static void nested_call(void *arg) { pool_call(p, test_fib, arg); }
 
 static void sum_body(void *arg, size_t lo, size_t hi) {
     uint64_t local = 0;
@@ -200,14 +185,14 @@ static void hot_paths(void) {
     static detached_set outside_set, worker_set;
     _Atomic uint64_t sum;
     atomic_long ran;
-    fib_arg f;
+    test_fib_arg f;
     long before;
 
     f.n = 20;
-    pool_call(p, fib, &f);
+    pool_call(p, test_fib, &f);
     CHECK_EQ_I64(f.result, 6765);
     f.n = 19;
-    fib(&f); /* pool_join from outside */
+    test_fib(&f); /* pool_join from outside */
     CHECK_EQ_I64(f.result, 4181);
     f.n = 18;
     pool_call(p, nested_call, &f);
@@ -243,6 +228,7 @@ int main(void) {
     cfg.num_threads = 4;
     CHECK(pool_create(&p, &cfg) == 0);
     if (!p) return 2;
+    test_fib_pool = p;
 
     /* Warm-up: until every worker has started. */
     do {

@@ -52,21 +52,6 @@ static void test_free(void *ptr) {
 
 static pool *p;
 
-typedef struct fib_arg {
-    long n, result;
-} fib_arg;
-
-static void fib(void *arg) {
-    fib_arg *f = (fib_arg *)arg, a, b;
-    if (f->n < 2) {
-        f->result = f->n;
-        return;
-    }
-    a.n = f->n - 1, b.n = f->n - 2;
-    pool_join(p, fib, &a, fib, &b);
-    f->result = a.result + b.result;
-}
-
 #define MANY 1000
 
 static atomic_int ran[2][MANY];
@@ -109,13 +94,14 @@ static void sum_body(void *arg, size_t lo, size_t hi) {
 /* One run; returns 1 if the pool was created. */
 static int run_once(const char *label) {
     pool_config cfg;
-    fib_arg f;
+    test_fib_arg f;
     _Atomic uint64_t sum = 0;
     int i, k, rc, bad = 0;
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 4;
     memset(ran, 0, sizeof ran);
     rc = pool_create(&p, &cfg);
+    test_fib_pool = p;
     if (rc != 0) {
         CHECK_MSG(rc == ENOMEM && p == NULL, "%s: pool_create returned %d", label, rc);
         CHECK_MSG(atomic_load(&live) == 0, "%s: %ld blocks leaked by a failed pool_create", label,
@@ -123,7 +109,7 @@ static int run_once(const char *label) {
         return 0;
     }
     f.n = 18;
-    pool_call(p, fib, &f);
+    pool_call(p, test_fib, &f);
     CHECK_MSG(f.result == 2584, "%s: fib(18) = %ld", label, f.result);
     pool_call(p, spawn_many, NULL);
     pool_parallel_for(p, 0, 50000, 0, sum_body, (void *)&sum);

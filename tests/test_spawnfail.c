@@ -83,21 +83,6 @@ static void schedule_set(enum schedule_kind kind, int index) {
 
 static pool *failing; /* the pool under test */
 
-typedef struct fib_arg {
-    long n, result;
-} fib_arg;
-
-static void fib(void *arg) {
-    fib_arg *f = (fib_arg *)arg, a, b;
-    if (f->n < 2) {
-        f->result = f->n;
-        return;
-    }
-    a.n = f->n - 1, b.n = f->n - 2;
-    pool_join(failing, fib, &a, fib, &b);
-    f->result = a.result + b.result;
-}
-
 /* Scope tasks: each node spawns `fanout` children until depth 0, and
    counts itself once in its own slot. */
 typedef struct node {
@@ -204,8 +189,8 @@ static void submit_detached(int threads) {
 }
 
 static void call_from_other_pool(void *arg) {
-    fib_arg *f = (fib_arg *)arg;
-    pool_call(failing, fib, f);
+    test_fib_arg *f = (test_fib_arg *)arg;
+    pool_call(failing, test_fib, f);
 }
 
 /* Posts work until the pool has `want` threads and has seen a creation
@@ -214,14 +199,14 @@ static void call_from_other_pool(void *arg) {
 static void work_until_threads(int want) {
     double give_up = test_now() + 5;
     pool_stats st;
-    fib_arg f;
+    test_fib_arg f;
     for (;;) {
         pool_stats_get(failing, &st);
         if ((st.threads_started >= (uint64_t)want && st.threads_failed > 0) ||
             test_now() > give_up)
             return;
         f.n = 20; /* enough to keep every thread busy, so posts need another */
-        pool_call(failing, fib, &f);
+        pool_call(failing, test_fib, &f);
         CHECK_EQ_I64(f.result, 6765);
     }
 }
@@ -250,19 +235,20 @@ static void check_counts(const char *label) {
 
 static void battery(pool *healthy, const char *label, int want_threads) {
     pool_config cfg;
-    fib_arg f;
+    test_fib_arg f;
     _Atomic uint64_t sum = 0;
     int i, bad = 0;
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 4;
     CHECK(pool_create(&failing, &cfg) == 0);
     if (!failing) exit(2);
+    test_fib_pool = failing;
 
     f.n = 18;
-    pool_call(failing, fib, &f);
+    pool_call(failing, test_fib, &f);
     CHECK_MSG(f.result == 2584, "%s: pool_call fib(18) = %ld", label, f.result);
     f.n = 17;
-    fib(&f); /* pool_join from outside at the top */
+    test_fib(&f); /* pool_join from outside at the top */
     CHECK_MSG(f.result == 1597, "%s: pool_join fib(17) = %ld", label, f.result);
 
     scope_tree();
