@@ -16,7 +16,8 @@
  *    for detached tasks that only that worker can run), and after the job
  *    finished;
  *  - thread creation failing: with no thread EAGAIN and the task is not
- *    taken; with one thread the rest queue behind it and all run;
+ *    taken; with one thread the rest queue behind it and all run; only the
+ *    k-th creation failing, for each k;
  *  - submissions during destroy: accepted until destroy begins, then
  *    ECANCELED, and every accepted one runs; EDEADLK for pool_destroy from
  *    a blocking task; EINVAL for bad arguments.
@@ -32,10 +33,17 @@ static int test_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(
 #include "test.h"
 
 static atomic_int creation_fails; /* nonzero: every thread creation fails */
+static atomic_int blocking_creations; /* blocking-thread creations so far */
+static atomic_int blocking_fail_only = -1; /* >= 0: that blocking creation fails */
+
+static void *pool__blocking_main(void *arg);
 
 static int test_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
                                void *arg) {
     if (atomic_load(&creation_fails)) return EAGAIN;
+    if (fn == pool__blocking_main &&
+        atomic_fetch_add(&blocking_creations, 1) == atomic_load(&blocking_fail_only))
+        return EAGAIN;
     return pthread_create(t, attr, fn, arg);
 }
 
@@ -400,6 +408,37 @@ static void check_spawn_failure(void) {
     CHECK_EQ_I64(atomic_load(&max_running), 1);
 }
 
+/* Only the k-th blocking-thread creation fails, for every k a run makes:
+   a submit gets EAGAIN (untaken) exactly when no thread existed, and every
+   accepted task runs once. */
+static void check_spawn_failure_each_index(void) {
+    static sleeper tasks[12];
+    int k, i, refused_total = 0;
+    for (k = 0; k < 6; k++) {
+        atomic_int running = 0, max_running = 0, ran = 0;
+        pool *p = make_pool(1, 4, 0, "each");
+        int accepted = 0, rc;
+        atomic_store(&blocking_creations, 0);
+        atomic_store(&blocking_fail_only, k);
+        for (i = 0; i < 12; i++) {
+            int had_thread = stats_of(p).blocking_threads > 0;
+            tasks[i].task = (pool_task)POOL_TASK_INIT(sleeper_run);
+            tasks[i].running = &running, tasks[i].max_running = &max_running, tasks[i].ran = &ran;
+            tasks[i].sleep_us = 1000;
+            rc = pool_submit_blocking(p, &tasks[i].task);
+            CHECK_MSG(rc == 0 || (rc == EAGAIN && !had_thread), "k=%d task %d: %d", k, i, rc);
+            accepted += rc == 0;
+            refused_total += rc == EAGAIN;
+        }
+        CHECK_EQ_I64(pool_destroy(p), 0);
+        CHECK_MSG(atomic_load(&ran) == accepted, "k=%d: %d of %d accepted tasks ran", k,
+                  atomic_load(&ran), accepted);
+        CHECK(atomic_load(&max_running) <= 4);
+    }
+    atomic_store(&blocking_fail_only, -1);
+    CHECK_MSG(refused_total >= 1, "the first creation failing never refused a submit");
+}
+
 /* ------------------------------------------------------------------------ */
 /* Submissions during destroy, and bad arguments                            */
 /* ------------------------------------------------------------------------ */
@@ -468,6 +507,7 @@ int main(void) {
     check_destroy_fast();
     check_waits();
     check_spawn_failure();
+    check_spawn_failure_each_index();
     check_during_destroy_and_errors();
     if (test_failures()) {
         printf("test_blocking: %ld check(s) FAILED\n", test_failures());
