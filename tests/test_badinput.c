@@ -1,0 +1,183 @@
+/* test_badinput.c - the bad-input contract (README, "Bad input"): every
+ * public function given every kind of bad input returns the documented
+ * errno value or does the documented nothing, and never crashes or hangs.
+ * Each check is labelled with its row of the README table.
+ */
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+
+#include "test.h"
+
+static atomic_int calls;
+
+static void count_call(void *arg) {
+    (void)arg;
+    atomic_fetch_add(&calls, 1);
+}
+
+static void count_range(void *arg, size_t lo, size_t hi) {
+    (void)arg;
+    atomic_fetch_add(&calls, (int)(hi - lo));
+}
+
+static void count_task(pool_task *t) {
+    (void)t;
+    atomic_fetch_add(&calls, 1);
+}
+
+static pool *make_pool(int threads) {
+    pool *p = NULL;
+    pool_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = threads;
+    CHECK(pool_create(&p, &cfg) == 0);
+    if (!p) exit(2);
+    return p;
+}
+
+static void rows_create_destroy(void) {
+    pool_config cfg;
+    pool *p = (pool *)&cfg; /* must come back NULL */
+    CHECK_EQ_I64(pool_create(NULL, NULL), EINVAL); /* row: NULL out-pointer */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = -1;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: num_threads < 0 */
+    CHECK(p == NULL);
+    cfg.num_threads = 65536;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: num_threads > 65535 */
+    cfg.num_threads = 0;
+    cfg.max_blocking_threads = -1;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: max_blocking_threads < 0 */
+    cfg.max_blocking_threads = 0;
+    cfg.stack_size = 1;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: stack_size refused */
+    CHECK_EQ_I64(pool_destroy(NULL), EINVAL);    /* row: destroy(NULL) */
+    CHECK_EQ_I64(pool_destroy_fast(NULL), EINVAL);
+}
+
+/* row: destroy from inside a task of the pool, worker or blocking thread */
+static pool *deadlock_pool;
+static int deadlock_rc[2];
+
+static void destroy_from_worker(void *arg) {
+    (void)arg;
+    deadlock_rc[0] = pool_destroy(deadlock_pool);
+}
+
+static void destroy_from_blocking(pool_blocking_job *job) {
+    (void)job;
+    deadlock_rc[1] = pool_destroy_fast(deadlock_pool);
+}
+
+static void rows_deadlock(void) {
+    pool_blocking_job job = POOL_BLOCKING_JOB_INIT(destroy_from_blocking);
+    deadlock_pool = make_pool(2);
+    pool_call(deadlock_pool, destroy_from_worker, NULL);
+    CHECK(pool_submit_blocking_job(deadlock_pool, &job) == 0);
+    CHECK_EQ_I64(pool_wait_blocking_job(&job), 0);
+    CHECK_EQ_I64(deadlock_rc[0], EDEADLK);
+    CHECK_EQ_I64(deadlock_rc[1], EDEADLK);
+    CHECK_EQ_I64(pool_destroy(deadlock_pool), 0); /* and the pool still works */
+}
+
+static void rows_fork_join(pool *p) {
+    atomic_store(&calls, 0);
+    pool_join(p, NULL, NULL, NULL, NULL); /* row: join with NULL functions */
+    pool_join(p, count_call, NULL, NULL, NULL);
+    pool_join(p, NULL, NULL, count_call, NULL);
+    pool_call(p, NULL, NULL); /* row: call with NULL fn */
+    CHECK_EQ_I64(atomic_load(&calls), 2);
+    atomic_store(&calls, 0);
+    pool_parallel_for(p, 5, 5, 0, count_range, NULL); /* row: empty range */
+    pool_parallel_for(p, 6, 5, 0, count_range, NULL); /* row: begin > end */
+    pool_parallel_for(p, 0, 100, 0, NULL, NULL);      /* row: NULL body */
+    pool_parallel_for(p, 7, 8, 0, count_range, NULL); /* one element */
+    CHECK_EQ_I64(atomic_load(&calls), 1);
+}
+
+/* A gate holds the pool's only worker, so that what is submitted after it
+   stays queued. */
+static atomic_int gate_open;
+
+static void gate_run(pool_task *t) {
+    (void)t;
+    while (!atomic_load(&gate_open)) test_sleep_us(100);
+}
+
+static void rows_scope_and_submit(void) {
+    pool *p = make_pool(1);
+    pool_task gate = POOL_TASK_INIT(gate_run), t = POOL_TASK_INIT(count_task);
+    pool_task u = POOL_TASK_INIT(count_task), no_run = POOL_TASK_INIT(NULL);
+    pool_task *with_null[2] = {&u, NULL}, *twice[2] = {&u, &u};
+    pool_scope s;
+    pool_stats st;
+
+    pool_scope_init(NULL, p); /* row: scope_init(NULL): nothing */
+    pool_scope_wait(NULL);    /* row: scope_wait(NULL): nothing */
+    pool_scope_init(&s, p);
+    CHECK_EQ_I64(pool_scope_spawn(NULL, &t), EINVAL); /* row: scope_spawn bad args */
+    CHECK_EQ_I64(pool_scope_spawn(&s, NULL), EINVAL);
+    CHECK_EQ_I64(pool_scope_spawn(&s, &no_run), EINVAL);
+    CHECK_EQ_I64(pool_submit(p, NULL), EINVAL); /* row: submit bad args */
+    CHECK_EQ_I64(pool_submit(p, &no_run), EINVAL);
+    CHECK_EQ_I64(pool_submit_batch(p, NULL, 3), EINVAL);
+    CHECK_EQ_I64(pool_submit_batch(p, with_null, 2), EINVAL);
+    CHECK_EQ_I64(pool_submit_batch(p, NULL, 0), 0);
+
+    /* row: a task submitted again while still queued: EBUSY, and it runs once */
+    atomic_store(&calls, 0);
+    atomic_store(&gate_open, 0);
+    CHECK(pool_submit(p, &gate) == 0);
+    CHECK(pool_submit(p, &t) == 0);
+    CHECK_EQ_I64(pool_submit(p, &t), EBUSY);
+    CHECK_EQ_I64(pool_scope_spawn(&s, &t), EBUSY);
+    CHECK_EQ_I64(pool_submit_blocking(p, &t), EBUSY);
+    CHECK_EQ_I64(pool_submit_batch(p, twice, 2), EBUSY); /* u twice in one batch */
+    CHECK(pool_submit(p, &u) == 0);                      /* and u was left unmarked */
+    atomic_store(&gate_open, 1);
+    pool_scope_wait(&s); /* row: a scope with nothing spawned returns at once */
+    pool_scope_wait(&s); /* row: a scope waited twice: the second returns at once */
+    while (atomic_load(&calls) < 2) test_sleep_us(100);
+    CHECK(pool_submit(p, &t) == 0); /* after it ran, it may be submitted again */
+    while (atomic_load(&calls) < 3) test_sleep_us(100);
+    test_sleep_us(2000);
+    CHECK_EQ_I64(atomic_load(&calls), 3);
+
+    pool_stats_get(p, NULL); /* row: stats_get(NULL out): nothing */
+    pool_stats_get(p, &st);
+    CHECK_EQ_I64(st.jobs_run, 4);
+    CHECK_EQ_I64(pool_worker_index(), -1); /* row: worker_index off the pool */
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+static void rows_blocking(void) {
+    pool_blocking_job no_run = POOL_BLOCKING_JOB_INIT(NULL), never = POOL_BLOCKING_JOB_INIT(NULL);
+    pool_task t = POOL_TASK_INIT(NULL);
+    CHECK_EQ_I64(pool_submit_blocking(NULL, NULL), EINVAL); /* row: blocking bad args */
+    CHECK_EQ_I64(pool_submit_blocking(NULL, &t), EINVAL);
+    CHECK_EQ_I64(pool_submit_blocking_job(NULL, NULL), EINVAL);
+    CHECK_EQ_I64(pool_submit_blocking_job(NULL, &no_run), EINVAL);
+    CHECK_EQ_I64(pool_wait_blocking_job(NULL), EINVAL);
+    CHECK_EQ_I64(pool_wait_blocking_job(&never), EINVAL); /* row: wait, never submitted */
+}
+
+int main(void) {
+    pool *p;
+    test_watchdog(60, "test_badinput");
+    printf("test_badinput: the bad-input contract\n");
+    rows_create_destroy();
+    rows_deadlock();
+    p = make_pool(2);
+    rows_fork_join(p);
+    rows_fork_join(NULL); /* row: a NULL pool means the default pool */
+    CHECK(pool_num_threads(NULL) >= 1);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    rows_scope_and_submit();
+    rows_blocking();
+    if (test_failures()) {
+        printf("test_badinput: %ld check(s) FAILED\n", test_failures());
+        return 1;
+    }
+    printf("test_badinput: all checks passed\n");
+    return 0;
+}
