@@ -16,6 +16,7 @@
  *   test_scale()           the factor in $POOL_TEST_SCALE (default 1.0);
  *                          run.sh sets it below 1 under sanitizers.
  *   test_scaled(n, min)    n * test_scale(), but at least min.
+ *   test_pool(threads)     a new pool of that many workers, or exit(2).
  *   test_fib(arg)          fib through pool_join on test_fib_pool.
  *   test_threads_named(n)  how many threads of the process are named n.
  *   test_finish(name)      prints the verdict; returns the exit status.
@@ -211,6 +212,21 @@ TEST__UNUSED static int test_threads_named(const char *name) {
 /* ------------------------------------------------------------------------ */
 /* A shared fork-join workload                                              */
 /* ------------------------------------------------------------------------ */
+
+/* A pool with exactly `threads` workers (0: the default count); exits the
+   test if it cannot be created. */
+TEST__UNUSED static pool *test_pool(int threads) {
+    pool *p = NULL;
+    pool_config cfg;
+    int rc;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = threads;
+    if ((rc = pool_create(&p, &cfg)) != 0) {
+        fprintf(stderr, "pool_create(num_threads=%d) failed: %d\n", threads, rc);
+        exit(2);
+    }
+    return p;
+}
 
 /* fib(n) through pool_join on test_fib_pool, with no cutoff. */
 typedef struct test_fib_arg {

@@ -25,16 +25,6 @@ static void count_task(pool_task *t) {
     atomic_fetch_add(&calls, 1);
 }
 
-static pool *make_pool(int threads) {
-    pool *p = NULL;
-    pool_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.num_threads = threads;
-    CHECK(pool_create(&p, &cfg) == 0);
-    if (!p) exit(2);
-    return p;
-}
-
 static void rows_create_destroy(void) {
     pool_config cfg;
     pool *p = (pool *)&cfg; /* must come back NULL */
@@ -71,7 +61,7 @@ static void destroy_from_blocking(pool_blocking_job *job) {
 
 static void rows_deadlock(void) {
     pool_blocking_job job = POOL_BLOCKING_JOB_INIT(destroy_from_blocking);
-    deadlock_pool = make_pool(2);
+    deadlock_pool = test_pool(2);
     pool_call(deadlock_pool, destroy_from_worker, NULL);
     CHECK(pool_submit_blocking_job(deadlock_pool, &job) == 0);
     CHECK_EQ_I64(pool_wait_blocking_job(&job), 0);
@@ -105,7 +95,7 @@ static void gate_run(pool_task *t) {
 }
 
 static void rows_scope_and_submit(void) {
-    pool *p = make_pool(1);
+    pool *p = test_pool(1);
     pool_task gate = POOL_TASK_INIT(gate_run), t = POOL_TASK_INIT(count_task);
     pool_task u = POOL_TASK_INIT(count_task), no_run = POOL_TASK_INIT(NULL);
     pool_task *with_null[2] = {&u, NULL}, *twice[2] = {&u, &u};
@@ -167,7 +157,7 @@ int main(void) {
     printf("test_badinput: the bad-input contract\n");
     rows_create_destroy();
     rows_deadlock();
-    p = make_pool(2);
+    p = test_pool(2);
     rows_fork_join(p);
     rows_fork_join(NULL); /* row: a NULL pool means the default pool */
     CHECK(pool_num_threads(NULL) >= 1);

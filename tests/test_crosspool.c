@@ -72,17 +72,8 @@ static void *starter_main(void *arg) {
     return NULL;
 }
 
-static pool *make_pool(int threads) {
-    pool *p = NULL;
-    pool_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.num_threads = threads;
-    CHECK(pool_create(&p, &cfg) == 0);
-    return p;
-}
-
 static void test_pair(int a_threads, int b_threads, int depth, int repeats) {
-    pool *a = make_pool(a_threads), *b = make_pool(b_threads);
+    pool *a = test_pool(a_threads), *b = test_pool(b_threads);
     atomic_long bad_index;
     starter sa, sb;
     pthread_t ta, tb;
@@ -122,7 +113,7 @@ static void test_pair(int a_threads, int b_threads, int depth, int repeats) {
 /* A join on B from A's task whose halves each call back into A and then B
    again: the same worker of A is waiting at several levels at once. */
 static void test_single_outside(void) {
-    pool *a = make_pool(1), *b = make_pool(1);
+    pool *a = test_pool(1), *b = test_pool(1);
     atomic_long bad_index;
     tree t;
     if (!a || !b) return;

@@ -19,16 +19,6 @@
 
 #include "test.h"
 
-static pool *make_pool(int threads) {
-    pool *p = NULL;
-    pool_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.num_threads = threads;
-    CHECK(pool_create(&p, &cfg) == 0);
-    if (!p) exit(2);
-    return p;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Destroy with pending work                                                */
 /* ------------------------------------------------------------------------ */
@@ -77,7 +67,7 @@ static void test_pending_work(void) {
         pending pd;
         long i;
         memset(&pd, 0, sizeof pd);
-        pd.p = make_pool(2);
+        pd.p = test_pool(2);
         memset(jobs, 0, (size_t)n * 2 * sizeof *jobs);
         for (i = 0; i < 2 * n; i++) {
             jobs[i].task.run = job_run;
@@ -181,7 +171,7 @@ static void test_submit_during_destroy(void) {
     long k;
     printf("  a task running during destroy: submit works until destroy began, then ECANCELED\n");
     the_during = d;
-    d->p = make_pool(2);
+    d->p = test_pool(2);
     d->long_task.run = long_run;
     for (k = 0; k < EXTRAS; k++) d->extras[k].run = extra_run;
     CHECK_EQ_I64(pool_submit(d->p, &d->long_task), 0);
@@ -229,7 +219,7 @@ static void test_deadlock_and_einval(void) {
     printf("  pool_destroy from a task of the same pool is EDEADLK; pool_destroy(NULL) is EINVAL\n");
     memset(&s, 0, sizeof s);
     atomic_init(&count, 0);
-    s.p = make_pool(2);
+    s.p = test_pool(2);
     atomic_store(&s.rc, -1);
     pool_call(s.p, destroy_self_fn, &s);
     CHECK_EQ_I64(atomic_load(&s.rc), EDEADLK);

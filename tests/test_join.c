@@ -84,7 +84,7 @@ static void call_fn(void *arg) {
     atomic_fetch_add(&ca->runs, 1);
 }
 
-static void test_pool(int threads, int n) {
+static void check_pool(int threads, int n) {
     static ctx c; /* big enough to keep off the stack; reset below */
     pool_config cfg;
     pool_stats st;
@@ -205,7 +205,7 @@ int main(void) {
         char name[64];
         snprintf(name, sizeof name, "test_join (%d threads)", sizes[k]);
         test_watchdog(120, name);
-        test_pool(sizes[k], n);
+        check_pool(sizes[k], n);
     }
     return test_finish("test_join");
 }
