@@ -4,7 +4,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-.PHONY: all test test-tsan test-asan test-valgrind check examples bench clean
+.PHONY: all test test-tsan test-asan test-valgrind check soak examples bench clean
 
 all: examples
 
@@ -26,6 +26,14 @@ test-valgrind:
 	CC="$(CC)" SANITIZE=valgrind BUILD=$(BUILD)/tests-valgrind sh tests/run.sh
 
 check: test test-tsan test-asan test-valgrind
+
+# tests/test_soak.c at full size: 10^8 joins and 10^7 outside submits, at 1
+# and at 16 threads, with POOL_CHAOS widening every race window (make test
+# runs a reduced version).
+soak:
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -g -Wall -Wextra -pthread -o $(BUILD)/test_soak tests/test_soak.c
+	POOL_SOAK=full $(BUILD)/test_soak
 
 # Each example builds exactly as README says (cc -O2 -pthread file.c) and runs.
 EXAMPLES := $(wildcard examples/*.c)

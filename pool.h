@@ -137,6 +137,8 @@
                           pool and for process-wide allocations)
      POOL_ASSERT(x)       internal consistency checks (default assert)
      POOL_NO_FUTEX        use the portable mutex/condvar wait instead of futex
+     POOL_CHAOS           testing only: random yields and short sleeps at
+                          each protocol step, to widen race windows
 
    DESIGN (the implementation explains each protocol where it lives)
      - Each worker owns a Chase-Lev deque (Le, Pop, Cohen, Zappa Nardelli,
@@ -443,6 +445,33 @@ static void pool__thread_join(pool__thread t) { pthread_join(t, NULL); }
 
 static void pool__yield(void) { sched_yield(); }
 
+/* POOL_CHAOS (testing only): at each step of the deque, injector, sleep
+   and latch protocols, POOL__CHAOS() yields now and then and sleeps a few
+   microseconds once in a while, so that soak tests see the interleavings
+   a quiet machine almost never produces. Without POOL_CHAOS it is nothing. */
+#ifdef POOL_CHAOS
+static POOL__THREAD_LOCAL uint64_t pool__chaos_rng;
+
+static void pool__chaos(void) {
+    uint64_t x = pool__chaos_rng ? pool__chaos_rng : ((uint64_t)(uintptr_t)&pool__chaos_rng | 1);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    pool__chaos_rng = x;
+    if ((x & 7) == 0) {
+        sched_yield();
+    } else if ((x & 1023) == 1) {
+        struct timespec ts;
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)((x >> 10) % 20000);
+        nanosleep(&ts, NULL);
+    }
+}
+#define POOL__CHAOS() pool__chaos()
+#else
+#define POOL__CHAOS() ((void)0)
+#endif
+
 static uint64_t pool__now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -665,6 +694,7 @@ POOL__INLINE int pool__deque_push(pool__deque *d, pool_task *t) {
         if (!b) return ENOMEM;
     }
     POOL__STORE(&b->slots[bottom & b->mask], t, POOL__RELAXED);
+    POOL__CHAOS();
     /* Release: a thief that reads this bottom also reads the slot and the
        task's contents. */
     POOL__STORE(&d->bottom, bottom + 1, POOL__RELEASE);
@@ -680,6 +710,7 @@ POOL__INLINE pool_task *pool__deque_pop(pool__deque *d) {
     /* seq_cst store, then seq_cst load of top: the store-load pair described
        above. It pairs with the seq_cst loads in pool__deque_steal. */
     POOL__STORE(&d->bottom, bottom, POOL__SEQ_CST);
+    POOL__CHAOS();
     top = POOL__LOAD(&d->top, POOL__SEQ_CST);
     if (top > bottom) { /* empty: restore */
         POOL__STORE(&d->bottom, bottom + 1, POOL__RELAXED);
@@ -688,6 +719,7 @@ POOL__INLINE pool_task *pool__deque_pop(pool__deque *d) {
     t = POOL__LOAD(&b->slots[bottom & b->mask], POOL__RELAXED);
     if (top == bottom) {
         /* The last item: race the thieves for it with their own CAS. */
+        POOL__CHAOS();
         if (!POOL__CAS(&d->top, &top, top + 1, POOL__SEQ_CST, POOL__RELAXED)) t = NULL;
         POOL__STORE(&d->bottom, bottom + 1, POOL__RELAXED);
     }
@@ -697,15 +729,18 @@ POOL__INLINE pool_task *pool__deque_pop(pool__deque *d) {
 /* Any thread: the oldest task, or NULL. NULL with *contended set means the
    deque was not empty but another thread won the race; try again. */
 static pool_task *pool__deque_steal(pool__deque *d, int *contended) {
-    int64_t top = POOL__LOAD(&d->top, POOL__SEQ_CST);       /* pairs with pop */
-    int64_t bottom = POOL__LOAD(&d->bottom, POOL__SEQ_CST); /* pairs with pop and push */
+    int64_t top = POOL__LOAD(&d->top, POOL__SEQ_CST); /* pairs with pop */
+    int64_t bottom;
     pool__deque_buffer *b;
     pool_task *t;
+    POOL__CHAOS();
+    bottom = POOL__LOAD(&d->bottom, POOL__SEQ_CST); /* pairs with pop and push */
     if (top >= bottom) return NULL;
     b = POOL__LOAD(&d->buffer, POOL__ACQUIRE); /* pairs with the release in grow */
     /* Read the item before the CAS: once top moves past it the owner may
        overwrite the slot. If the CAS fails the value is discarded. */
     t = POOL__LOAD(&b->slots[top & b->mask], POOL__RELAXED);
+    POOL__CHAOS();
     /* seq_cst: orders against pop's CAS for the last item, and its release
        half pairs with the acquire load of top in push. */
     if (!POOL__CAS(&d->top, &top, top + 1, POOL__SEQ_CST, POOL__RELAXED)) {
@@ -759,6 +794,7 @@ static int pool__injector_push_chain(pool__injector *q, pool_task *first, pool_t
         closed = head & POOL__INJECTOR_CLOSED;
         if (closed && !even_if_closed) return ECANCELED;
         last->pool__next = (pool_task *)(head & ~POOL__INJECTOR_CLOSED);
+        POOL__CHAOS();
     } while (!POOL__CAS(&q->head, &head, (uintptr_t)first | closed, POOL__SEQ_CST,
                         POOL__RELAXED));
     *was_empty = (head & ~POOL__INJECTOR_CLOSED) == 0;
@@ -781,6 +817,7 @@ static void pool__injector_repush(pool__injector *q, pool_task *first, pool_task
    tasks' contents and links are visible. */
 static pool_task *pool__injector_take_all(pool__injector *q) {
     if (!(POOL__LOAD(&q->head, POOL__RELAXED) & ~POOL__INJECTOR_CLOSED)) return NULL;
+    POOL__CHAOS();
     return (pool_task *)(POOL__FETCH_AND(&q->head, POOL__INJECTOR_CLOSED, POOL__ACQUIRE) &
                          ~POOL__INJECTOR_CLOSED);
 }
@@ -1019,6 +1056,7 @@ static void pool__sub_sleeping(pool *p) {
 /* A waker found w asleep or about to sleep: make it search again. */
 static int pool__wake_sleeper(pool *p, pool__worker *w) {
     uint32_t s = POOL__LOAD(&w->latch, POOL__RELAXED); /* validated by the CAS */
+    POOL__CHAOS();
     while (s == POOL__SLEEPY || s == POOL__SLEEPING) {
         /* Release: the woken worker's reset (acquire) sees the work that
            was posted before this wake-up. */
@@ -1071,6 +1109,7 @@ POOL__COLD void pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int queue_w
 
 /* Work was pushed into the injector. */
 static void pool__new_injected_jobs(pool *p, uint32_t n, int queue_was_empty) {
+    POOL__CHAOS();
     pool__wake_for_jobs(p, pool__jec_post(p), n, queue_was_empty);
 }
 
@@ -1118,6 +1157,7 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
         idle->rounds = 0;
         return;
     }
+    POOL__CHAOS();
     c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
     do {
         if (pool__jec_of(c) != idle->jec) {
@@ -1133,6 +1173,7 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
     /* The sleeper's read in the injected-work pair. Termination is checked
        here too so that a worker never blocks once pool_destroy began
        (pool_destroy also wakes every worker; this just saves a round). */
+    POOL__CHAOS();
     s = POOL__SLEEPY;
     if (pool__injector_has_work(&p->injector) || POOL__LOAD(&p->terminating, POOL__ACQUIRE) ||
         !POOL__CAS(&w->latch, &s, POOL__SLEEPING, POOL__RELAXED, POOL__RELAXED)) {
@@ -1160,6 +1201,7 @@ static void pool__no_work_found(pool__worker *w, pool__idle *idle) {
         pool__yield();
     } else if (idle->rounds == POOL__ROUNDS_UNTIL_SLEEPY) {
         idle->jec = pool__jec_announce_sleepy(w->home);
+        POOL__CHAOS();
         idle->rounds++;
         pool__yield();
     } else {
@@ -1204,6 +1246,7 @@ static void pool__latch_set(pool__latch *l) {
     if (w) {
         int cross_pool = l->other_pool != NULL;
         POOL__STORE(&l->state, POOL__LATCH_DONE, POOL__RELEASE);
+        POOL__CHAOS();
         pool__notify_worker(w);
         /* Release: pool_destroy's acquire load sees we are done with w. */
         if (cross_pool) POOL__FETCH_SUB(&w->home->xpool_inflight, 1, POOL__RELEASE);
@@ -1350,6 +1393,7 @@ static int pool__work_visible(pool *p) {
 static void pool__leave_idle(pool__worker *w, int more) {
     pool *p = w->home;
     uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__SEQ_CST);
+    POOL__CHAOS();
     if (more || pool__work_visible(p)) pool__wake_for_jobs(p, c - POOL__ONE_INACTIVE, 1, 0);
 }
 
@@ -1478,6 +1522,7 @@ static int pool__latch_park(pool__latch *l) {
     if (!POOL__CAS(&l->state, &s, POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE) &&
         s == POOL__LATCH_DONE)
         return 1;
+    POOL__CHAOS();
     pool__wait(&l->state, POOL__LATCH_WAITING);
     return pool__latch_is_done(l);
 }

@@ -13,6 +13,8 @@
  *                          and exits with status 3. Every test arms it, so
  *                          a deadlock or lost wake-up fails instead of
  *                          hanging the run.
+ *   test_watchdog_dump(fn) fn is called (on the watchdog thread) before a
+ *                          stall is reported, to print the pool's state.
  *   test_scale()           the factor in $POOL_TEST_SCALE (default 1.0);
  *                          run.sh sets it below 1 under sanitizers.
  *   test_scaled(n, min)    n * test_scale(), but at least min.
@@ -131,6 +133,7 @@ static struct timespec test__wd_deadline;
 static char test__wd_name[128];
 static int test__wd_seconds;
 static int test__wd_started;
+static void (*test__wd_dump)(void); /* called when the watchdog fires */
 
 static void *test__watchdog_main(void *arg) {
     (void)arg;
@@ -147,6 +150,7 @@ static void *test__watchdog_main(void *arg) {
             fflush(stdout);
             if (write(2, msg, (size_t)len) < 0) {
             }
+            if (test__wd_dump) test__wd_dump();
             _exit(3); /* the stalled threads hold locks: do not run atexit */
         }
         pthread_cond_timedwait(&test__wd_cond, &test__wd_lock, &test__wd_deadline);
@@ -244,6 +248,12 @@ TEST__UNUSED static void test_fib(void *arg) {
     a.n = f->n - 1, b.n = f->n - 2;
     pool_join(test_fib_pool, test_fib, &a, test_fib, &b);
     f->result = a.result + b.result;
+}
+
+TEST__UNUSED static void test_watchdog_dump(void (*fn)(void)) {
+    pthread_mutex_lock(&test__wd_lock);
+    test__wd_dump = fn;
+    pthread_mutex_unlock(&test__wd_lock);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1,0 +1,176 @@
+/* test_soak.c - many joins and outside submissions with the race windows
+ * widened (POOL_CHAOS: random yields and short sleeps at every protocol
+ * step), at 1 thread and at 16 threads on however few cores there are.
+ *
+ *  - joins: binary join trees from outside, counting leaves exactly;
+ *  - submits: two outside threads submit bursts of detached tasks with
+ *    random pauses between them, long enough for the workers to fall
+ *    asleep, so that every burst needs a wake-up; every task must run.
+ *
+ * A lost wake-up leaves a burst unfinished: the watchdog, re-armed after
+ * every round, then fails the test and dumps the pool's state (counters
+ * word, each worker's latch and deque length, the injector).
+ *
+ * Sizes: POOL_SOAK=full (make soak) runs 10^8 joins and 10^7 submits per
+ * thread count; the default is a reduced run for make test and CI.
+ */
+#define POOL_CHAOS
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+
+#include "test.h"
+
+static pool *soaked;
+static int soaked_threads;
+
+static void dump_state(void) {
+    pool *p = soaked;
+    uint64_t c;
+    uint32_t i, started;
+    if (!p) return;
+    c = POOL__LOAD(&p->counters, POOL__RELAXED);
+    started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
+    fprintf(stderr, "pool state (%d threads configured, %u started):\n", soaked_threads, started);
+    fprintf(stderr, "  counters: sleeping %u, inactive %u, JEC %u; injector %s\n",
+            pool__sleeping_of(c), pool__inactive_of(c), pool__jec_of(c),
+            pool__injector_has_work(&p->injector) ? "NOT EMPTY" : "empty");
+    for (i = 0; i < started; i++)
+        fprintf(stderr, "  worker %u: latch %u (0 unset, 1 sleepy, 2 sleeping, 3 set), deque %lld\n",
+                i, POOL__LOAD(&p->workers[i].latch, POOL__RELAXED),
+                (long long)pool__deque_len(&p->workers[i].deque));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Joins                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tree_arg {
+    int depth;
+    long leaves;
+} tree_arg;
+
+static void tree(void *arg) {
+    tree_arg *t = (tree_arg *)arg, a, b;
+    if (t->depth == 0) {
+        t->leaves = 1;
+        return;
+    }
+    a.depth = b.depth = t->depth - 1;
+    pool_join(soaked, tree, &a, tree, &b);
+    t->leaves = a.leaves + b.leaves;
+}
+
+#define TREE_DEPTH 12 /* 4095 joins per tree */
+
+static long soak_joins(long joins) {
+    long done = 0;
+    int round = 0;
+    while (done < joins) {
+        tree_arg t;
+        t.depth = TREE_DEPTH;
+        t.leaves = 0;
+        pool_call(soaked, tree, &t);
+        CHECK_EQ_I64(t.leaves, 1L << TREE_DEPTH);
+        done += (1L << TREE_DEPTH) - 1;
+        if (++round % 64 == 0) test_watchdog(60, "test_soak (joins)");
+    }
+    return done;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Outside submissions                                                      */
+/* ------------------------------------------------------------------------ */
+
+#define BURST 64
+
+typedef struct submitter submitter;
+
+typedef struct counted_task {
+    pool_task task;
+    submitter *owner;
+} counted_task;
+
+struct submitter {
+    long tasks;
+    uint64_t rng;
+    atomic_long ran;
+    pthread_t thread;
+    counted_task burst[BURST];
+};
+
+static void count_run(pool_task *t) {
+    atomic_fetch_add(&((counted_task *)((char *)t - offsetof(counted_task, task)))->owner->ran, 1);
+}
+
+/* Bursts of 1..BURST tasks; before reusing them, waits (sleeping, so the
+   workers are free) until they all ran: a lost wake-up stalls here. */
+static void *submit_bursts(void *arg) {
+    submitter *s = (submitter *)arg;
+    long sent = 0;
+    while (sent < s->tasks) {
+        long n = (long)(test_rand(&s->rng) % BURST) + 1, i;
+        if (n > s->tasks - sent) n = s->tasks - sent;
+        for (i = 0; i < n; i++) {
+            s->burst[i].task = (pool_task)POOL_TASK_INIT(count_run);
+            s->burst[i].owner = s;
+            CHECK(pool_submit(soaked, &s->burst[i].task) == 0);
+        }
+        sent += n;
+        while (atomic_load(&s->ran) < sent) test_sleep_us(20);
+        test_watchdog(60, "test_soak (submits)"); /* progress: a stall fires it */
+        test_sleep_us((long)(test_rand(&s->rng) % 3) * 100); /* 0-200 us: workers may sleep */
+    }
+    return NULL;
+}
+
+#define SUBMITTERS 2
+
+static long soak_submits(long total) {
+    static submitter subs[SUBMITTERS];
+    long ran = 0;
+    int i;
+    for (i = 0; i < SUBMITTERS; i++) {
+        subs[i].tasks = total / SUBMITTERS;
+        subs[i].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+        atomic_store(&subs[i].ran, 0);
+        CHECK(pthread_create(&subs[i].thread, NULL, submit_bursts, &subs[i]) == 0);
+    }
+    for (i = 0; i < SUBMITTERS; i++) {
+        pthread_join(subs[i].thread, NULL);
+        CHECK_EQ_I64(atomic_load(&subs[i].ran), subs[i].tasks);
+        ran += atomic_load(&subs[i].ran);
+    }
+    return ran;
+}
+
+int main(void) {
+    static const int thread_counts[] = {1, 16};
+    const char *mode = getenv("POOL_SOAK");
+    int full = mode && strcmp(mode, "full") == 0;
+    long joins = full ? 100000000L : test_scaled(2000000, 100000);
+    long submits = full ? 10000000L : test_scaled(100000, 5000);
+    size_t k;
+    test_watchdog(60, "test_soak");
+    test_watchdog_dump(dump_state);
+    printf("test_soak: %s run with POOL_CHAOS, %ld joins and %ld outside submits per pool\n",
+           full ? "full" : "reduced", joins, submits);
+    for (k = 0; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
+        double t0 = test_now();
+        long j, sub;
+        soaked_threads = thread_counts[k];
+        soaked = test_pool(soaked_threads);
+        j = soak_joins(joins);
+        sub = soak_submits(submits);
+        printf("  %2d threads: %ld joins, %ld submits, all completed (%.1f s)\n", soaked_threads, j,
+               sub, test_now() - t0);
+        CHECK_EQ_I64(pool_destroy(soaked), 0);
+        soaked = NULL;
+        test_watchdog(60, "test_soak");
+    }
+    if (test_failures()) {
+        printf("test_soak: %ld check(s) FAILED\n", test_failures());
+        return 1;
+    }
+    printf("test_soak: all checks passed\n");
+    return 0;
+}
