@@ -19,7 +19,7 @@ test-tsan:
 test-asan:
 	CC="$(CC)" SANITIZE=address BUILD=$(BUILD)/tests-asan sh tests/run.sh
 
-# valgrind memcheck on the tests that do not measure time (installs valgrind
+# valgrind memcheck on every test but test_wakeup, which measures idle CPU (installs valgrind
 # with apt-get if it is missing).
 test-valgrind:
 	sh tests/need.sh valgrind valgrind

@@ -4,8 +4,7 @@
 #   sh tests/run.sh                 # -O2 -g
 #   SANITIZE=thread sh tests/run.sh # ThreadSanitizer, -O1 -g, smaller loops
 #   SANITIZE=address sh tests/run.sh   # AddressSanitizer + UBSan
-#   SANITIZE=valgrind sh tests/run.sh  # valgrind memcheck, tiny loops; the
-#                                      # timing tests are skipped
+#   SANITIZE=valgrind sh tests/run.sh  # valgrind memcheck, tiny loops
 #
 # Environment:
 #   CC, CFLAGS        compiler and flags (default: cc, -O2 -g; -O1 -g with SANITIZE)
@@ -14,10 +13,9 @@
 #   POOL_TEST_SCALE   loop-size factor read by the tests (default 1; 0.5 with
 #                     SANITIZE unless set)
 #   TEST_TIMEOUT      seconds per test program (default 300)
-#   VALGRIND_SKIP     tests not run under valgrind (default: the ones that
-#                     measure time, which valgrind's one-thread-at-a-time
-#                     scheduling makes meaningless, and the soak, which it
-#                     makes far too slow)
+#   VALGRIND_SKIP     tests not run under valgrind (default: test_wakeup,
+#                     which measures idle CPU time, meaningless under
+#                     valgrind's one-thread-at-a-time scheduling)
 #
 # Prints one line per test, "PASS name" or "FAIL name (reason)" on stdout
 # (a failing test's log tail goes to stderr), then exactly one final line
@@ -49,7 +47,7 @@ valgrind)
     # Definite and indirect leaks are errors; "possibly lost" is the test
     # watchdog's detached thread.
     RUNNER="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
-    VALGRIND_SKIP=${VALGRIND_SKIP:-test_wakeup test_blocking test_soak}
+    VALGRIND_SKIP=${VALGRIND_SKIP:-test_wakeup}
     ;;
 *)
     echo "run.sh: SANITIZE must be thread, address or valgrind, not '$SANITIZE'" >&2

@@ -15,6 +15,7 @@
  *                          hanging the run.
  *   test_watchdog_dump(fn) fn is called (on the watchdog thread) before a
  *                          stall is reported, to print the pool's state.
+ *   test_under_valgrind()  whether valgrind runs the program.
  *   test_scale()           the factor in $POOL_TEST_SCALE (default 1.0);
  *                          run.sh sets it below 1 under sanitizers.
  *   test_scaled(n, min)    n * test_scale(), but at least min.
@@ -254,6 +255,13 @@ TEST__UNUSED static void test_watchdog_dump(void (*fn)(void)) {
     pthread_mutex_lock(&test__wd_lock);
     test__wd_dump = fn;
     pthread_mutex_unlock(&test__wd_lock);
+}
+
+/* Whether the program runs under valgrind, which preloads its own malloc
+   and runs one thread at a time. */
+TEST__UNUSED static int test_under_valgrind(void) {
+    const char *preload = getenv("LD_PRELOAD");
+    return preload && strstr(preload, "vgpreload") != NULL;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -238,7 +238,7 @@ int main(void) {
     hot_paths();
 
 #ifdef COUNTING_ALLOCATIONS
-    if (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "vgpreload")) {
+    if (test_under_valgrind()) {
         for (round = 0; round < rounds; round++) hot_paths();
         printf("  allocations not counted (valgrind replaces malloc); the workload ran and was checked\n");
     } else {

@@ -109,8 +109,9 @@ static void check_cap_and_keep_alive(void) {
     elapsed = test_now() - start;
     CHECK_MSG(atomic_load(&max_running) == CAP, "at most %d ran at once, cap %d",
               atomic_load(&max_running), CAP);
-    CHECK_MSG(elapsed >= 0.099 && elapsed < 0.8, "160 x 10 ms on 16 threads took %.0f ms",
-              elapsed * 1e3);
+    /* valgrind runs one thread at a time: only the lower bound holds there */
+    CHECK_MSG(elapsed >= 0.099 && (elapsed < 0.8 || test_under_valgrind()),
+              "160 x 10 ms on 16 threads took %.0f ms", elapsed * 1e3);
     CHECK_MSG(queued_seen > 0, "no task was ever seen queued behind the cap");
     printf("  160 x 10 ms, cap 16: %.0f ms, at most %d at once\n", elapsed * 1e3,
            atomic_load(&max_running));
