@@ -1108,9 +1108,17 @@ POOL__COLD void pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int queue_w
 }
 
 /* Work was pushed into the injector. */
-static void pool__new_injected_jobs(pool *p, uint32_t n, int queue_was_empty) {
+/* Injects the chain first..last of n tasks and wakes workers for them.
+   ECANCELED if the injector is closed, unless even_if_closed (work that
+   was accepted earlier and is given back). */
+static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n, int even_if_closed) {
+    int was_empty = 0; /* given-back work: others were already looking */
+    if (even_if_closed) pool__injector_repush(&p->injector, first, last);
+    else if (pool__injector_push(&p->injector, first, last, &was_empty) != 0) return ECANCELED;
+    POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
     POOL__CHAOS();
-    pool__wake_for_jobs(p, pool__jec_post(p), n, queue_was_empty);
+    pool__wake_for_jobs(p, pool__jec_post(p), n > 65535 ? 65535 : (uint32_t)n, was_empty);
+    return 0;
 }
 
 /* Injected tasks were moved onto w's own deque. They were promised the
@@ -1700,17 +1708,14 @@ static void pool__call_job_init(pool__call_job *job, pool_fn fn, void *arg) {
 static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
     pool__worker *w = pool__current;
     pool__call_job job;
-    int was_empty;
     pool__call_job_init(&job, fn, arg);
     pool__latch_init(&job.done, w, p);
-    if (pool__injector_push(&p->injector, &job.task, &job.task, &was_empty) != 0) {
+    if (pool__inject(p, &job.task, &job.task, 1, 0) != 0) {
         /* p is being destroyed: its workers may be gone. */
         pool__latch_abandon(&job.done);
         fn(arg);
         return;
     }
-    POOL__FETCH_ADD(&p->jobs_injected, 1, POOL__RELAXED); /* a statistic */
-    pool__new_injected_jobs(p, 1, was_empty);
     if (w) pool__work_until(w, &job.done, (pool *)job.done.other_pool);
     else pool__wait_outside(p, &job.done);
 }
@@ -1878,16 +1883,11 @@ POOL__IMPL void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grai
    deque if it is a worker of p, else into the injector. */
 static int pool__post(pool *p, pool_task *t) {
     pool__worker *w = pool__worker_of(p);
-    int was_empty;
     if (w && pool__deque_push(&w->deque, t) == 0) {
         pool__new_local_jobs(w, 1);
         return 0;
     }
-    t->pool__next = NULL;
-    if (pool__injector_push(&p->injector, t, t, &was_empty) != 0) return ECANCELED;
-    POOL__FETCH_ADD(&p->jobs_injected, 1, POOL__RELAXED); /* a statistic */
-    pool__new_injected_jobs(p, 1, was_empty);
-    return 0;
+    return pool__inject(p, t, t, 1, 0);
 }
 
 /* A scope counts its unfinished tasks plus one reference held by the
@@ -1954,7 +1954,6 @@ POOL__IMPL int pool_submit(pool *p, pool_task *t) { return pool_submit_batch(p, 
 POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
     pool__worker *w;
     size_t i;
-    int was_empty;
     if (n && !tasks) return EINVAL;
     for (i = 0; i < n; i++)
         if (!tasks[i] || !tasks[i]->run) return EINVAL;
@@ -1962,11 +1961,12 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
     /* Acquire: pairs with pool_destroy's release store. */
     if (POOL__LOAD(&p->closing, POOL__ACQUIRE)) return ECANCELED;
     if (!n) return 0;
+    w = pool__worker_of(p);
     /* Nobody waits for a detached task: with no thread to run it, it
        would wait for pool_destroy. Refuse it instead, untaken. (Once a
        thread exists it stays until destroy. Acquire: pairs with
        pool__spawn's release.) */
-    if (!pool__worker_of(p) && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 &&
+    if (!w && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 &&
         pool__spawn(p, 1) == 0)
         return EAGAIN;
     for (i = 0; i < n; i++)
@@ -1974,26 +1974,24 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
             while (i > 0) pool__unmark_queued(tasks[--i]);
             return EBUSY;
         }
-    if ((w = pool__worker_of(p)) != NULL) {
-        for (i = 0; i < n; i++)
-            if (pool__deque_push(&w->deque, tasks[i]) != 0) break;
-        if (i) pool__new_local_jobs(w, i > 65535 ? 65535 : (uint32_t)i);
-        if (i == n) return 0;
-        if (i) { /* out of memory part-way: the rest, already accepted, is injected */
-            for (n -= i, tasks += i, i = 0; i + 1 < n; i++) tasks[i]->pool__next = tasks[i + 1];
-            pool__injector_repush(&p->injector, tasks[0], tasks[n - 1]);
-            POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
-            pool__new_injected_jobs(p, n > 65535 ? 65535 : (uint32_t)n, 0);
+    if (w) {
+        size_t pushed;
+        for (pushed = 0; pushed < n; pushed++)
+            if (pool__deque_push(&w->deque, tasks[pushed]) != 0) break;
+        if (pushed) pool__new_local_jobs(w, pushed > 65535 ? 65535 : (uint32_t)pushed);
+        if (pushed == n) return 0;
+        if (pushed) { /* out of memory part-way: the rest, already accepted, is injected */
+            for (n -= pushed, tasks += pushed, i = 0; i + 1 < n; i++)
+                tasks[i]->pool__next = tasks[i + 1];
+            pool__inject(p, tasks[0], tasks[n - 1], n, 1);
             return 0;
         }
     }
     for (i = 0; i + 1 < n; i++) tasks[i]->pool__next = tasks[i + 1];
-    if (pool__injector_push(&p->injector, tasks[0], tasks[n - 1], &was_empty) != 0) {
+    if (pool__inject(p, tasks[0], tasks[n - 1], n, 0) != 0) {
         for (i = 0; i < n; i++) pool__unmark_queued(tasks[i]);
         return ECANCELED;
     }
-    POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
-    pool__new_injected_jobs(p, n > 65535 ? 65535 : (uint32_t)n, was_empty);
     return 0;
 }
 
