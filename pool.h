@@ -96,7 +96,9 @@
    Functions that can fail return 0 or an errno value and never print or
    abort on bad input:
      EINVAL     NULL out-pointer, task or task function; num_threads < 0
-                or > 65535; a stack_size the system refuses; pool_destroy(NULL)
+                or > 65535; a stack_size the system refuses; a CPU list
+                with a count < 0, NULL with a count, or a CPU outside
+                0..1023; a worker index out of range; pool_destroy(NULL)
      ENOMEM     pool_create could not allocate
      EDEADLK    pool_destroy called from a task running on that pool
                 (a worker's or a blocking thread's)
@@ -107,6 +109,12 @@
      EAGAIN     pool_submit(_batch) to a pool with no worker thread, or a
                 blocking submission with no blocking thread, when none
                 could be started: the task was not taken
+     ECHILD     in the child of a fork(), any submission to a pool created
+                before the fork, its pool_destroy, and the wait for a
+                blocking job submitted before it and not finished then
+     ENOTSUP    pool_trace_write without POOL_TRACE
+     EIO, ...   pool_stats_print and pool_trace_write: a write error, or
+                the errno of fopen
    pool_destroy(p) may run while p's own tasks call into p (their
    submissions then fail with ECANCELED, their joins and calls complete);
    every other thread must have returned from its calls on p first, as
@@ -118,7 +126,9 @@
 
    CONFIGURATION (pool_config, zero-initialised = every default)
      num_threads      0: $POOL_NUM_THREADS if set, else the number of CPUs
-                      this process may run on (its affinity mask)
+                      this process may run on (its affinity mask), capped
+                      on Linux by its cgroup v2 CPU quota: ceil(quota /
+                      period) of the smallest cpu.max from its cgroup up
      stack_size       0: platform default
      name             worker thread name prefix; threads are "name-0", ...
      on_thread_start, on_thread_exit, user
@@ -127,6 +137,31 @@
      max_blocking_threads    blocking threads at most; 0: 512
      blocking_keep_alive_ms  an idle blocking thread exits after this;
                       0: 10000
+     cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
+                      copied). Linux only: elsewhere, and for a CPU the
+                      system refuses, the worker runs unpinned, which its
+                      pool_worker_stats.cpu (-1) shows. Blocking threads
+                      are never pinned.
+
+   LOOKING INSIDE
+     pool_stats_get(p, &s)            totals (see struct pool_stats)
+     pool_worker_stats_get(p, i, &w)  worker i's counters and pinned CPU
+     pool_stats_print(p, stderr)      both, formatted for a terminal
+     pool_trace_write(p, "t.json")    with POOL_TRACE: the last
+                      POOL_TRACE_EVENTS events of every thread (jobs,
+                      steals, sleeps, wake-ups, injections, blocking
+                      tasks) in Chrome's trace format: open it in
+                      ui.perfetto.dev or chrome://tracing. Safe while the
+                      pool runs; without POOL_TRACE it returns ENOTSUP.
+
+   FORK
+     After fork(), the child may use pool.h: its default pool is a new
+     one, created on first use. A pool created before the fork has no
+     threads in the child: submissions to it return ECHILD, and pool_join,
+     pool_call and pool_parallel_for on it run the work on the calling
+     thread; pool_scope_wait on it returns at once (what was spawned
+     before the fork stays the parent's). A child forked from inside a
+     task should only exec or _exit: its stack still belongs to a worker.
 
    COMPILE-TIME OPTIONS (define before including with POOL_IMPLEMENTATION)
      POOL_STATIC          make every function static to the including file
@@ -137,6 +172,11 @@
                           pool and for process-wide allocations)
      POOL_ASSERT(x)       internal consistency checks (default assert)
      POOL_NO_FUTEX        use the portable mutex/condvar wait instead of futex
+     POOL_TRACE           record events for pool_trace_write (costs a clock
+                          read and a few stores per event)
+     POOL_TRACE_EVENTS    events kept per thread, a power of two (65536)
+     POOL_NO_STATS        compile out the workers' counters (the fork-join
+                          path then does not touch them; their stats read 0)
      POOL_CHAOS           testing only: random yields and short sleeps at
                           each protocol step, to widen race windows
 
@@ -168,6 +208,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define POOL_VERSION_MAJOR 0
 #define POOL_VERSION_MINOR 1
@@ -190,6 +231,7 @@ typedef struct pool_task pool_task;
 typedef struct pool_scope pool_scope;
 typedef struct pool_config pool_config;
 typedef struct pool_stats pool_stats;
+typedef struct pool_worker_stats pool_worker_stats;
 typedef struct pool_blocking_job pool_blocking_job;
 typedef void (*pool_fn)(void *arg);
 
@@ -211,6 +253,8 @@ struct pool_config {
     void *user;
     int max_blocking_threads;          /* blocking-pool thread cap; 0: 512 */
     unsigned blocking_keep_alive_ms;   /* idle blocking thread exits after this; 0: 10000 */
+    const int *cpus;  /* optional: worker i is pinned to cpus[i % num_cpus] (copied) */
+    int num_cpus;     /* entries in cpus; 0: no pinning */
 };
 
 /* Counters, summed over the workers at the moment of the call. Each is
@@ -237,6 +281,19 @@ struct pool_stats {
     uint64_t blocking_threads_failed;   /* blocking thread creations that failed */
 };
 
+/* One worker's counters (pool_worker_stats_get); pool_stats sums them. */
+struct pool_worker_stats {
+    uint64_t jobs_run;        /* tasks and join halves taken from a queue and run */
+    uint64_t jobs_stolen;     /* ... of which this worker stole from another */
+    uint64_t steals_failed;   /* steal attempts that lost a race */
+    uint64_t jobs_injected;   /* tasks it took from the pool's injector (posted from outside) */
+    uint64_t sleeps;          /* times it blocked in the kernel */
+    uint64_t wakeups;         /* times it was woken from the kernel */
+    uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
+    int started;              /* 1 if its thread has been started */
+    int cpu;                  /* the CPU it pinned itself to as it started; -1: none (yet) */
+};
+
 /* Private: a one-shot completion flag that a thread can block on. */
 typedef struct pool__latch {
     uint32_t state;
@@ -260,11 +317,12 @@ struct pool_blocking_job {
     pool *pool__pool;
     uint32_t pool__refs;
     int pool__status;
+    uint32_t pool__fork_generation;
     pool__latch pool__done;
 };
 
 /* Static or compound initialiser for a job whose run is fn. */
-#define POOL_BLOCKING_JOB_INIT(fn) { (fn), 0, 0, POOL_TASK_INIT(0), 0, 0, 0, {0, 0, 0} }
+#define POOL_BLOCKING_JOB_INIT(fn) { (fn), 0, 0, POOL_TASK_INIT(0), 0, 0, 0, 0, {0, 0, 0} }
 
 /* lifecycle */
 POOL_DEF int pool_create(pool **out, const pool_config *cfg);
@@ -295,6 +353,11 @@ POOL_DEF int pool_destroy_fast(pool *p);
 POOL_DEF int pool_worker_index(void);
 POOL_DEF int pool_num_threads(const pool *p);
 POOL_DEF void pool_stats_get(const pool *p, pool_stats *out);
+POOL_DEF int pool_worker_stats_get(const pool *p, int worker, pool_worker_stats *out);
+POOL_DEF int pool_stats_print(const pool *p, FILE *out);
+
+/* tracing (POOL_TRACE) */
+POOL_DEF int pool_trace_write(const pool *p, const char *path);
 
 #ifdef __cplusplus
 }
@@ -359,9 +422,16 @@ POOL_DEF void pool_stats_get(const pool *p, pool_stats *out);
 #define POOL__FETCH_AND(ptr, v, mo) __atomic_fetch_and((ptr), (v), (mo))
 
 /* A counter only its owner thread writes, read by pool_stats_get at any
-   time: a relaxed load and store, no read-modify-write on the hot path. */
-#define POOL__COUNT(counter, n) \
+   time: a relaxed load and store, no read-modify-write on the hot path.
+   POOL_NO_STATS compiles out the workers' counters (to measure what
+   they cost); the blocking pool's are state it runs on, and stay. */
+#define POOL__COUNTER_ADD(counter, n) \
     POOL__STORE(&(counter), POOL__LOAD(&(counter), POOL__RELAXED) + (n), POOL__RELAXED)
+#ifdef POOL_NO_STATS
+#define POOL__COUNT(counter, n) ((void)0)
+#else
+#define POOL__COUNT(counter, n) POOL__COUNTER_ADD(counter, n)
+#endif
 
 /* Two cache lines: adjacent-line prefetch makes 64 bytes too few to keep
    the fields one thread writes away from those another thread writes. */
@@ -530,6 +600,10 @@ static void pool__wait(uint32_t *addr, uint32_t expected) {
 static void pool__wake_one(uint32_t *addr) {
     syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
+
+/* fork() handlers (see pool__atfork_prepare): a futex has no lock. */
+static void pool__wait_table_lock_all(void) {}
+static void pool__wait_table_unlock_all(void) {}
 #else
 /* Portable wait/wake: a fixed table of mutex + condvar buckets indexed by
    address. A waker changes *addr before it calls wake, and wake takes the
@@ -569,6 +643,19 @@ static void pool__wake_one(uint32_t *addr) {
     pthread_cond_broadcast(&b->cond); /* buckets are shared: wake them all */
     pthread_mutex_unlock(&b->lock);
 }
+
+/* fork() handlers (see pool__atfork_prepare): held across the fork, so a
+   child never inherits a bucket that another thread had locked. */
+static void pool__wait_table_lock_all(void) {
+    int i;
+    pthread_once(&pool__wait_table_once, pool__wait_table_init);
+    for (i = 0; i < POOL__WAIT_BUCKETS; i++) pthread_mutex_lock(&pool__wait_table[i].lock);
+}
+
+static void pool__wait_table_unlock_all(void) {
+    int i;
+    for (i = POOL__WAIT_BUCKETS; i-- > 0;) pthread_mutex_unlock(&pool__wait_table[i].lock);
+}
 #endif
 
 /* The CPUs this process may run on: its affinity mask, not the machine. */
@@ -589,6 +676,86 @@ static int pool__cpu_count(void) {
         return n > 0 ? (int)n : 1;
     }
 }
+
+/* The CPU limit of the cgroup v2 this process is in: the smallest
+   ceil(quota / period) of its cpu.max and its ancestors', or 0 for no
+   limit (no cgroup v2, no quota, or anything unreadable). A container
+   given 1.5 CPUs on a 64-core host should get 2 workers, not 64.
+   Tests point both paths at a fake tree. */
+#ifndef POOL__CGROUP_ROOT
+#define POOL__CGROUP_ROOT "/sys/fs/cgroup"
+#endif
+#ifndef POOL__PROC_SELF_CGROUP
+#define POOL__PROC_SELF_CGROUP "/proc/self/cgroup"
+#endif
+
+#if defined(__linux__)
+/* ceil(quota / period) from one cpu.max ("max 100000" or "150000 100000"); 0: none. */
+static long pool__read_cpu_max(const char *path) {
+    FILE *f = fopen(path, "r");
+    char quota[32];
+    unsigned long long q, period;
+    long limit = 0;
+    if (!f) return 0;
+    if (fscanf(f, "%31s %llu", quota, &period) == 2 && period > 0 &&
+        sscanf(quota, "%llu", &q) == 1 && q > 0) {
+        unsigned long long cpus = (q + period - 1) / period;
+        limit = cpus > 65535 ? 65535 : (long)cpus;
+    }
+    fclose(f);
+    return limit;
+}
+
+static int pool__cgroup_cpu_limit(void) {
+    char line[512], dir[1024];
+    size_t root_len, len;
+    long best = 0;
+    int found = 0;
+    FILE *f = fopen(POOL__PROC_SELF_CGROUP, "r");
+    if (!f) return 0;
+    /* The v2 entry is "0::/path"; v1 controllers have other numbers. */
+    while (!found && fgets(line, sizeof line, f)) found = strncmp(line, "0::/", 4) == 0;
+    fclose(f);
+    if (!found) return 0;
+    line[strcspn(line, "\n")] = 0;
+    root_len = strlen(POOL__CGROUP_ROOT);
+    if (root_len + strlen(line + 3) + sizeof "/cpu.max" > sizeof dir) return 0;
+    memcpy(dir, POOL__CGROUP_ROOT, root_len);
+    strcpy(dir + root_len, line + 3);
+    /* From the process's cgroup up to the root: a parent's quota binds too. */
+    for (;;) {
+        long limit;
+        len = strlen(dir);
+        while (len > root_len && dir[len - 1] == '/') dir[--len] = 0;
+        strcpy(dir + len, "/cpu.max");
+        limit = pool__read_cpu_max(dir);
+        dir[len] = 0;
+        if (limit > 0 && (best == 0 || limit < best)) best = limit;
+        if (len <= root_len) break;
+        while (len > root_len && dir[len - 1] != '/') len--;
+        dir[len] = 0;
+    }
+    return (int)best;
+}
+
+/* Pins the calling thread to one CPU: 0, or an errno value. */
+static int pool__pin_current_thread(int cpu) {
+    unsigned long mask[1024 / (8 * sizeof(unsigned long))];
+    size_t bits = 8 * sizeof(unsigned long);
+    memset(mask, 0, sizeof mask);
+    mask[(size_t)cpu / bits] = 1ul << ((size_t)cpu % bits);
+    return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) == 0 ? 0 : errno;
+}
+#else
+static int pool__cgroup_cpu_limit(void) { return 0; }
+static int pool__pin_current_thread(int cpu) {
+    (void)cpu;
+    return ENOTSUP;
+}
+#endif
+
+/* The highest CPU number a pin may name (the kernel's mask size above). */
+#define POOL__MAX_CPU 1023
 
 static void pool__thread_set_name(const char *name) {
 #if defined(__linux__)
@@ -844,9 +1011,11 @@ typedef struct pool__worker {
     POOL__ALIGNED uint64_t rng;
     pool *home; /* the pool this worker belongs to */
     int index;
+    int cpu; /* pinned to; -1: not pinned. Set by the worker before its first task. */
     pool__thread thread;
     struct {
-        uint64_t jobs_run, jobs_stolen, steals_failed, sleeps, wakeups, wakeups_wasted;
+        uint64_t jobs_run, jobs_stolen, steals_failed, jobs_injected, sleeps, wakeups,
+            wakeups_wasted;
     } stats;
 } pool__worker;
 
@@ -879,6 +1048,12 @@ struct pool {
     void (*on_thread_exit)(void *user, int worker_index);
     void *user;
     pool__worker *workers; /* num_threads slots; threads start lazily, in order */
+    int *cpus;             /* pool_config.cpus, copied; NULL: no pinning */
+    int num_cpus;
+    uint32_t fork_generation; /* pool__fork_generation when created, see pool__inherited */
+#ifdef POOL_TRACE
+    struct pool__trace *trace;
+#endif
 
     /* The sleep counters: see the sleep section. */
     POOL__ALIGNED uint64_t counters;
@@ -901,6 +1076,9 @@ struct pool {
 
 /* The worker running on this thread, NULL on a thread outside every pool. */
 static POOL__THREAD_LOCAL pool__worker *pool__current;
+
+/* The pool whose blocking thread this is, NULL on every other thread. */
+static POOL__THREAD_LOCAL pool *pool__blocking_home;
 
 static void *pool__worker_main(void *arg);
 
@@ -949,6 +1127,157 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock) {
     pthread_mutex_unlock(&p->spawn_lock);
     return started;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Tracing (POOL_TRACE)                                                     */
+/*                                                                          */
+/* Each thread that does something in a pool writes timestamped events to  */
+/* a lane of its own: worker i to lane i, blocking threads and threads      */
+/* outside the pool to one of POOL__TRACE_SHARED_LANES lanes they claim on  */
+/* first use. A lane is a ring of POOL_TRACE_EVENTS events with one writer, */
+/* so recording is a few plain stores: the oldest events are overwritten.   */
+/* pool_trace_write may run while the pool works. It reads a lane's head,   */
+/* copies the ring, reads the head again, and keeps only the events the     */
+/* writer cannot have overwritten meanwhile (a seqlock reader, per lane).   */
+/* Without POOL_TRACE none of this is compiled and POOL__TRACE is nothing.  */
+/* ------------------------------------------------------------------------ */
+
+enum {
+    POOL__EV_JOB_BEGIN,
+    POOL__EV_JOB_END,
+    POOL__EV_STEAL,  /* arg: the victim worker */
+    POOL__EV_SLEEP_BEGIN,
+    POOL__EV_SLEEP_END,
+    POOL__EV_WAKE,   /* arg: the worker woken */
+    POOL__EV_INJECT, /* arg: how many tasks */
+    POOL__EV_BLOCKING_BEGIN,
+    POOL__EV_BLOCKING_END
+};
+
+#ifdef POOL_TRACE
+#ifndef POOL_TRACE_EVENTS
+#define POOL_TRACE_EVENTS 65536
+#endif
+#if POOL_TRACE_EVENTS < 2 || (POOL_TRACE_EVENTS & (POOL_TRACE_EVENTS - 1)) != 0
+#error "pool.h: POOL_TRACE_EVENTS must be a power of two"
+#endif
+#define POOL__TRACE_SHARED_LANES 64
+
+typedef struct pool__trace_event {
+    uint64_t ts; /* ns since the pool was created */
+    uint32_t kind, arg;
+} pool__trace_event;
+
+typedef struct pool__trace_lane {
+    POOL__ALIGNED uint64_t head; /* events ever written */
+    pool__trace_event *events;   /* POOL_TRACE_EVENTS of them; NULL until first use */
+    uintptr_t owner;             /* shared lanes: the claiming thread, 0 when free */
+    int blocking;                /* shared lanes: claimed by a blocking thread */
+} pool__trace_lane;
+
+struct pool__trace {
+    uint64_t start_ns;
+    uint64_t id; /* tells a pool from a later one at the same address */
+    int lanes;   /* num_threads + POOL__TRACE_SHARED_LANES */
+    pool__trace_lane lane[1];
+};
+
+static uint64_t pool__trace_next_id;
+
+/* This thread's shared lane for the pool it used last. */
+static POOL__THREAD_LOCAL struct {
+    uint64_t id;
+    pool__trace_lane *lane;
+} pool__trace_cache;
+
+static int pool__trace_init(pool *p) {
+    int lanes = p->num_threads + POOL__TRACE_SHARED_LANES;
+    size_t size = sizeof(struct pool__trace) + (size_t)(lanes - 1) * sizeof(pool__trace_lane);
+    p->trace = (struct pool__trace *)pool__alloc_aligned(size, p->user);
+    if (!p->trace) return ENOMEM;
+    memset(p->trace, 0, size);
+    p->trace->lanes = lanes;
+    p->trace->start_ns = pool__now_ns();
+    /* Relaxed: only uniqueness matters. */
+    p->trace->id = POOL__FETCH_ADD(&pool__trace_next_id, 1, POOL__RELAXED) + 1;
+    return 0;
+}
+
+static void pool__trace_free(pool *p) {
+    int i;
+    if (!p->trace) return;
+    for (i = 0; i < p->trace->lanes; i++) pool__free(p->trace->lane[i].events, p->user);
+    pool__free_aligned(p->trace, p->user);
+}
+
+/* The owner allocates its lane's ring before its first event. Release:
+   pairs with the acquire in pool__trace_copy_lane. */
+static int pool__trace_lane_ready(pool *p, pool__trace_lane *lane) {
+    pool__trace_event *ev;
+    if (POOL__LOAD(&lane->events, POOL__RELAXED)) return 1; /* the owner wrote it */
+    ev = (pool__trace_event *)pool__alloc(POOL_TRACE_EVENTS * sizeof *ev, p->user);
+    if (!ev) return 0;
+    memset(ev, 0, POOL_TRACE_EVENTS * sizeof *ev);
+    POOL__STORE(&lane->events, ev, POOL__RELEASE);
+    return 1;
+}
+
+/* A shared lane for this thread: the one it owns, else a free one it
+   claims. NULL if all are taken (its events are dropped). */
+static pool__trace_lane *pool__trace_shared_lane(pool *p) {
+    struct pool__trace *tr = p->trace;
+    uintptr_t me = (uintptr_t)&pool__trace_cache; /* unique among live threads */
+    int blocking = pool__blocking_home == p, i;
+    if (pool__trace_cache.id == tr->id) return pool__trace_cache.lane;
+    for (i = p->num_threads; i < tr->lanes; i++) {
+        pool__trace_lane *lane = &tr->lane[i];
+        uintptr_t owner = 0;
+        /* Acquire on both paths: the previous owner's events (its release
+           in pool__trace_release_lane) come before ours. */
+        if ((POOL__LOAD(&lane->owner, POOL__ACQUIRE) == me &&
+             POOL__LOAD(&lane->blocking, POOL__RELAXED) == blocking) ||
+            POOL__CAS(&lane->owner, &owner, me, POOL__ACQUIRE, POOL__RELAXED)) {
+            POOL__STORE(&lane->blocking, blocking, POOL__RELAXED); /* read by the writer */
+            pool__trace_cache.id = tr->id;
+            pool__trace_cache.lane = lane;
+            return lane;
+        }
+    }
+    return NULL;
+}
+
+/* A blocking thread that exits frees its lane for the next one. Release:
+   pairs with the acquire of the next claim. */
+static void pool__trace_release_lane(pool *p) {
+    uintptr_t me = (uintptr_t)&pool__trace_cache;
+    int i;
+    pool__trace_cache.id = 0;
+    for (i = p->num_threads; i < p->trace->lanes; i++)
+        if (POOL__LOAD(&p->trace->lane[i].owner, POOL__RELAXED) == me) /* ours: no race */
+            POOL__STORE(&p->trace->lane[i].owner, 0, POOL__RELEASE);
+}
+
+/* Records one event in the calling thread's lane of p. Relaxed stores:
+   the release store of head publishes them. */
+static void pool__trace(pool *p, uint32_t kind, uint32_t arg) {
+    pool__worker *w = pool__current;
+    pool__trace_lane *lane;
+    pool__trace_event *e;
+    uint64_t head;
+    if (!p->trace) return;
+    lane = w && w->home == p ? &p->trace->lane[w->index] : pool__trace_shared_lane(p);
+    if (!lane || !pool__trace_lane_ready(p, lane)) return;
+    head = POOL__LOAD(&lane->head, POOL__RELAXED); /* only this thread writes it */
+    e = &lane->events[head & (POOL_TRACE_EVENTS - 1)];
+    POOL__STORE(&e->ts, pool__now_ns() - p->trace->start_ns, POOL__RELAXED);
+    POOL__STORE(&e->kind, kind, POOL__RELAXED);
+    POOL__STORE(&e->arg, arg, POOL__RELAXED);
+    POOL__STORE(&lane->head, head + 1, POOL__RELEASE);
+}
+#define POOL__TRACE(p, kind, arg) pool__trace((p), (kind), (uint32_t)(arg))
+#else
+#define POOL__TRACE(p, kind, arg) ((void)(p))
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Sleep: the counters word, the CoreLatch, and progressive sleep           */
@@ -1063,6 +1392,7 @@ static int pool__wake_sleeper(pool *p, pool__worker *w) {
         if (POOL__CAS(&w->latch, &s, POOL__SET, POOL__RELEASE, POOL__RELAXED)) {
             if (s == POOL__SLEEPING) {
                 pool__sub_sleeping(p);
+                POOL__TRACE(p, POOL__EV_WAKE, w->index);
                 pool__wake_one(&w->latch);
             }
             return 1;
@@ -1084,6 +1414,7 @@ static uint32_t pool__wake_any(pool *p, uint32_t n) {
 static void pool__notify_worker(pool__worker *w) {
     if (POOL__XCHG(&w->latch, POOL__SET, POOL__RELEASE) == POOL__SLEEPING) {
         pool__sub_sleeping(w->home);
+        POOL__TRACE(w->home, POOL__EV_WAKE, w->index);
         pool__wake_one(&w->latch);
     }
 }
@@ -1116,6 +1447,7 @@ static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n, in
     if (even_if_closed) pool__injector_repush(&p->injector, first, last);
     else if (pool__injector_push(&p->injector, first, last, &was_empty) != 0) return ECANCELED;
     POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
+    POOL__TRACE(p, POOL__EV_INJECT, n > UINT32_MAX ? UINT32_MAX : n);
     POOL__CHAOS();
     pool__wake_for_jobs(p, pool__jec_post(p), n > 65535 ? 65535 : (uint32_t)n, was_empty);
     return 0;
@@ -1193,9 +1525,11 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
     }
     POOL__COUNT(w->stats.sleeps, 1);
     if (idle->woken) POOL__COUNT(w->stats.wakeups_wasted, 1);
+    POOL__TRACE(p, POOL__EV_SLEEP_BEGIN, 0);
     while (POOL__LOAD(&w->latch, POOL__RELAXED) == POOL__SLEEPING)
         pool__wait(&w->latch, POOL__SLEEPING);
     /* The waker moved us SLEEPING -> SET and un-counted us. */
+    POOL__TRACE(p, POOL__EV_SLEEP_END, 0);
     POOL__COUNT(w->stats.wakeups, 1);
     pool__latch_reset(w);
     idle->rounds = 0;
@@ -1301,12 +1635,15 @@ static pool_scope *pool__unmark_queued(pool_task *t) {
     return (pool_scope *)scope;
 }
 
-/* Runs one task on worker w (NULL: a thread outside the pool). The task
-   may be freed or reused by its run function, so nothing is read after. */
-static void pool__execute(pool__worker *w, pool_task *t) {
+/* Runs one task of p on worker w (NULL: a thread outside the pool). The
+   task may be freed or reused by its run function, so nothing is read
+   after. */
+static void pool__execute(pool *p, pool__worker *w, pool_task *t) {
     pool_scope *scope = pool__unmark_queued(t);
     if (w) POOL__COUNT(w->stats.jobs_run, 1);
+    POOL__TRACE(p, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
+    POOL__TRACE(p, POOL__EV_JOB_END, 0);
     if (scope) pool__scope_task_done(scope);
 }
 
@@ -1337,6 +1674,7 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
             t = pool__deque_steal(&victim->deque, &contended);
             if (t) {
                 POOL__COUNT(w->stats.jobs_stolen, 1);
+                POOL__TRACE(p, POOL__EV_STEAL, victim->index);
                 *more = pool__deque_len(&victim->deque) > 0;
                 return t;
             }
@@ -1351,6 +1689,7 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    says how many, for the caller to announce (see pool__work_until). */
 static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
     pool_task *first = pool__injector_take_all(&w->home->injector), *t, *next;
+    uint64_t taken = 1;
     if (!first) return NULL;
     for (t = first->pool__next; t; t = next) {
         next = t->pool__next;
@@ -1360,8 +1699,10 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
             pool__injector_repush(&w->home->injector, t, last);
             break;
         }
+        taken++;
         if (*moved < 65535) ++*moved;
     }
+    POOL__COUNT(w->stats.jobs_injected, taken);
     return first;
 }
 
@@ -1438,7 +1779,7 @@ static void pool__work_until(pool__worker *w, pool__latch *done, pool *help) {
             }
             idle.woken = 0;
             if (moved) pool__new_moved_jobs(w, moved);
-            pool__execute(w, t);
+            pool__execute(p, w, t);
             continue;
         }
         if (!done && POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
@@ -1476,6 +1817,12 @@ static void *pool__worker_main(void *arg) {
     char name[16];
     pool__format_thread_name(name, p->name, w->index);
     pool__thread_set_name(name);
+    if (p->cpus) {
+        int cpu = p->cpus[w->index % p->num_cpus];
+        /* Relaxed: read by pool_worker_stats_get, a statistic; a thread
+           that saw this worker run a task sees it through that task. */
+        if (pool__pin_current_thread(cpu) == 0) POOL__STORE(&w->cpu, cpu, POOL__RELAXED);
+    }
     /* Wait until the spawner has published this worker (it holds the lock
        until then): before that, wakers do not scan it, so it must not
        sleep, and a thief would not find its work. */
@@ -1501,7 +1848,7 @@ static int pool__help_outside(pool *p) {
     if (!t) return 0;
     for (; t; t = next) {
         next = t->pool__next;
-        pool__execute(NULL, t);
+        pool__execute(p, NULL, t);
     }
     return 1;
 }
@@ -1554,69 +1901,138 @@ static void pool__wait_outside(pool *p, pool__latch *l) {
 /* Public API: lifecycle                                                    */
 /* ------------------------------------------------------------------------ */
 
-static pool *pool__default_pool;
-static pthread_once_t pool__default_once = PTHREAD_ONCE_INIT;
+/* fork(). The child of a fork has one thread, the one that called fork;
+   every other thread of the parent, workers included, is gone. A pool
+   inherited from the parent therefore cannot run anything, and waiting
+   on it would hang: such a pool refuses work (ECHILD) or has its caller
+   run the work (join, call, parallel_for), and nothing else touches it.
+   The child's default pool starts afresh, lazily, like the parent's.
 
-static void pool__default_create(void) {
-    pool *p;
-    /* Release: pairs with the acquire loads in pool__resolve. */
-    if (pool_create(&p, NULL) == 0) POOL__STORE(&pool__default_pool, p, POOL__RELEASE);
+   A pool is inherited when its fork_generation differs from the
+   process's, which the child handler increments. Relaxed loads suffice:
+   the handler runs in the child before any thread other than the caller
+   exists, and in the parent the value never changes. The prepare handler
+   holds the default pool's lock across fork, so the child never inherits
+   it locked; with POOL_NO_FUTEX it holds every wait bucket too. */
+static uint32_t pool__fork_generation;
+static pool *pool__default_pool;
+static pthread_mutex_t pool__default_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pool__inherited(const pool *p) {
+    return p->fork_generation != POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
 }
 
-/* NULL means the default pool, created exactly once on first use. NULL
-   is returned only if it could not be created (out of memory); callers
-   then run the work on the calling thread. */
+static void pool__atfork_prepare(void) {
+    pthread_mutex_lock(&pool__default_lock);
+    pool__wait_table_lock_all();
+}
+
+static void pool__atfork_parent(void) {
+    pool__wait_table_unlock_all();
+    pthread_mutex_unlock(&pool__default_lock);
+}
+
+static void pool__atfork_child(void) {
+    POOL__STORE(&pool__fork_generation, pool__fork_generation + 1, POOL__RELAXED);
+    POOL__STORE(&pool__default_pool, NULL, POOL__RELAXED);
+    /* Forked from inside a task: this thread is no pool's worker any more. */
+    pool__current = NULL;
+    pool__blocking_home = NULL;
+    pool__wait_table_unlock_all();
+    pthread_mutex_unlock(&pool__default_lock);
+}
+
+static pthread_once_t pool__atfork_once = PTHREAD_ONCE_INIT;
+
+static void pool__atfork_register(void) {
+    pthread_atfork(pool__atfork_prepare, pool__atfork_parent, pool__atfork_child);
+}
+
+/* NULL means the default pool, created once on first use (once per
+   process: a forked child makes its own). NULL is returned only if it
+   could not be created (out of memory); callers then run the work on the
+   calling thread. */
 static pool *pool__resolve(const pool *p) {
     pool *d;
     if (p) return (pool *)p;
+    /* Acquire: pairs with the release store below. */
     d = POOL__LOAD(&pool__default_pool, POOL__ACQUIRE);
     if (d) return d;
-    pthread_once(&pool__default_once, pool__default_create);
-    return POOL__LOAD(&pool__default_pool, POOL__ACQUIRE);
+    pthread_mutex_lock(&pool__default_lock);
+    d = POOL__LOAD(&pool__default_pool, POOL__RELAXED); /* the lock orders it */
+    if (!d && pool_create(&d, NULL) == 0) POOL__STORE(&pool__default_pool, d, POOL__RELEASE);
+    pthread_mutex_unlock(&pool__default_lock);
+    return d;
 }
 
+/* $POOL_NUM_THREADS, else the CPUs of the affinity mask, capped by the
+   cgroup's CPU quota. */
 static int pool__default_num_threads(void) {
     const char *env = getenv("POOL_NUM_THREADS");
+    int n, quota;
     if (env && *env) {
         char *end;
-        long n = strtol(env, &end, 10);
-        if (*end == 0 && n >= 1 && n <= 65535) return (int)n;
+        long v = strtol(env, &end, 10);
+        if (*end == 0 && v >= 1 && v <= 65535) return (int)v;
     }
-    {
-        int n = pool__cpu_count();
-        return n > 65535 ? 65535 : n;
-    }
+    n = pool__cpu_count();
+    quota = pool__cgroup_cpu_limit();
+    if (quota > 0 && quota < n) n = quota;
+    return n > 65535 ? 65535 : n;
 }
 
 static void pool__free_pool(pool *p) {
     void *user = p->user;
+#ifdef POOL_TRACE
+    pool__trace_free(p);
+#endif
+    if (p->cpus) pool__free(p->cpus, user);
     pool__free_aligned(p->workers, user);
     pool__free_aligned(p, user);
+}
+
+/* A CPU list from pool_config: 0 (none, or valid), or EINVAL. */
+static int pool__check_cpus(const pool_config *cfg) {
+    int i;
+    if (cfg->num_cpus < 0 || (cfg->num_cpus > 0 && !cfg->cpus)) return EINVAL;
+    for (i = 0; i < cfg->num_cpus; i++)
+        if (cfg->cpus[i] < 0 || cfg->cpus[i] > POOL__MAX_CPU) return EINVAL;
+    return 0;
 }
 
 /* The blocking pool's part of create and destroy; see its section. */
 static int pool__blocking_init(pool__blocking *b, const pool_config *cfg);
 static void pool__blocking_shutdown(pool *p, int skip_optional);
 static void pool__blocking_free(pool__blocking *b);
-static POOL__THREAD_LOCAL pool *pool__blocking_home;
 
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
-    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0};
+    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0};
     pool *p;
     size_t i, n;
     if (!out) return EINVAL;
     *out = NULL;
     if (!cfg) cfg = &defaults;
     if (cfg->num_threads < 0 || cfg->num_threads > 65535 || cfg->max_blocking_threads < 0 ||
-        !pool__stack_size_ok(cfg->stack_size))
+        !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
         return EINVAL;
+    pthread_once(&pool__atfork_once, pool__atfork_register);
     n = (size_t)(cfg->num_threads ? cfg->num_threads : pool__default_num_threads());
     p = (pool *)pool__alloc_aligned(sizeof *p, cfg->user);
     if (!p) return ENOMEM;
     memset(p, 0, sizeof *p);
     p->user = cfg->user;
+    p->fork_generation = POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
     p->workers = (pool__worker *)pool__alloc_aligned(n * sizeof(pool__worker), cfg->user);
-    if (!p->workers || pthread_mutex_init(&p->spawn_lock, NULL) != 0) {
+    if (cfg->num_cpus) {
+        p->cpus = (int *)pool__alloc((size_t)cfg->num_cpus * sizeof(int), cfg->user);
+        if (p->cpus) memcpy(p->cpus, cfg->cpus, (size_t)cfg->num_cpus * sizeof(int));
+        p->num_cpus = cfg->num_cpus;
+    }
+    p->num_threads = (int)n;
+    if (!p->workers || (cfg->num_cpus && !p->cpus) ||
+#ifdef POOL_TRACE
+        pool__trace_init(p) != 0 ||
+#endif
+        pthread_mutex_init(&p->spawn_lock, NULL) != 0) {
         pool__free_pool(p);
         return ENOMEM;
     }
@@ -1626,7 +2042,6 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
         return ENOMEM;
     }
     memset(p->workers, 0, n * sizeof(pool__worker));
-    p->num_threads = (int)n;
     p->stack_size = cfg->stack_size;
     strncpy(p->name, cfg->name ? cfg->name : "pool", sizeof p->name - 1);
     p->on_thread_start = cfg->on_thread_start;
@@ -1634,6 +2049,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     for (i = 0; i < n; i++) {
         p->workers[i].home = p;
         p->workers[i].index = (int)i;
+        p->workers[i].cpu = -1;
         p->workers[i].rng = 0x9E3779B97F4A7C15ull * (i + 1);
     }
     *out = p;
@@ -1643,6 +2059,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
 static int pool__destroy(pool *p, int skip_optional) {
     uint32_t i, started;
     if (!p) return EINVAL;
+    if (pool__inherited(p)) return ECHILD; /* its threads are the parent's */
     if ((pool__current && pool__current->home == p) || pool__blocking_home == p) return EDEADLK;
     /* Refuse new submissions, then close the injector: work accepted
        before the close is taken by a worker or by the drain below. */
@@ -1708,6 +2125,10 @@ static void pool__call_job_init(pool__call_job *job, pool_fn fn, void *arg) {
 static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
     pool__worker *w = pool__current;
     pool__call_job job;
+    if (pool__inherited(p)) { /* its threads stayed in the parent */
+        fn(arg);
+        return;
+    }
     pool__call_job_init(&job, fn, arg);
     pool__latch_init(&job.done, w, p);
     if (pool__inject(p, &job.task, &job.task, 1, 0) != 0) {
@@ -1743,10 +2164,12 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
     while ((t = pool__deque_pop(&w->deque)) != NULL) {
         if (t == &job_b.task) {
             POOL__COUNT(w->stats.jobs_run, 1);
+            POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
             b(b_arg);
+            POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
             return;
         }
-        pool__execute(w, t);
+        pool__execute(w->home, w, t);
     }
     pool__work_until(w, &job_b.done, NULL);
 }
@@ -1917,6 +2340,7 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
         t->run(t);
         return 0;
     }
+    if (pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__mark_queued(t, s) != 0) return EBUSY;
     /* Relaxed: the spawner holds a count, so this cannot race with the
        final decrement; the task itself is published by pool__post. */
@@ -1933,6 +2357,10 @@ POOL__IMPL void pool_scope_wait(pool_scope *s) {
     pool__worker *w = pool__current;
     pool *p;
     if (!s || !(p = s->pool__pool)) return;
+    if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
+        s->pool__pending = 1;
+        return;
+    }
     pool__latch_init(&s->pool__done, w, p);
     /* Drop the waiter's reference; acq_rel as in pool__scope_task_done. */
     if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) == 1) {
@@ -1958,6 +2386,7 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
     for (i = 0; i < n; i++)
         if (!tasks[i] || !tasks[i]->run) return EINVAL;
     if (!(p = pool__resolve(p))) return ENOMEM;
+    if (pool__inherited(p)) return ECHILD;
     /* Acquire: pairs with pool_destroy's release store. */
     if (POOL__LOAD(&p->closing, POOL__ACQUIRE)) return ECANCELED;
     if (!n) return 0;
@@ -1993,6 +2422,121 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
         return ECANCELED;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API: the trace file                                               */
+/*                                                                          */
+/* Chrome's trace event format, which Perfetto and chrome://tracing open:   */
+/* per lane a thread_name record, then its events in time order. Jobs,      */
+/* sleeps and blocking tasks are B/E pairs (they nest: a job that joins     */
+/* runs others inside it), steals, wake-ups and injections instants. A      */
+/* lane whose ring wrapped may start with E events whose B was overwritten. */
+/* ------------------------------------------------------------------------ */
+
+#ifdef POOL_TRACE
+/* Copies lane's surviving events into out (POOL_TRACE_EVENTS slots);
+   returns how many, with *first the index of the oldest. */
+static size_t pool__trace_copy_lane(pool__trace_lane *lane, pool__trace_event *out,
+                                    uint64_t *first) {
+    /* Acquire: pairs with the release in pool__trace_lane_ready. */
+    pool__trace_event *ev = POOL__LOAD(&lane->events, POOL__ACQUIRE);
+    uint64_t head, again, lo, i;
+    if (!ev) return 0;
+    /* Acquire: pairs with pool__trace's release store; the events up to
+       head are complete. */
+    head = POOL__LOAD(&lane->head, POOL__ACQUIRE);
+    lo = head > POOL_TRACE_EVENTS ? head - POOL_TRACE_EVENTS : 0;
+    for (i = lo; i < head; i++) {
+        /* Acquire: if this load saw an event the writer stored after
+           lapping slot i, the head load below sees that lap too, and the
+           slot is discarded. */
+        pool__trace_event *e = &ev[i & (POOL_TRACE_EVENTS - 1)];
+        out[i - lo].ts = POOL__LOAD(&e->ts, POOL__ACQUIRE);
+        out[i - lo].kind = POOL__LOAD(&e->kind, POOL__ACQUIRE);
+        out[i - lo].arg = POOL__LOAD(&e->arg, POOL__ACQUIRE);
+    }
+    again = POOL__LOAD(&lane->head, POOL__ACQUIRE);
+    /* Slots the writer reached again since the first read may be torn. */
+    if (again > POOL_TRACE_EVENTS && again - POOL_TRACE_EVENTS > lo) {
+        uint64_t skip = again - POOL_TRACE_EVENTS - lo;
+        if (skip >= head - lo) return 0;
+        memmove(out, out + skip, (size_t)(head - lo - skip) * sizeof *out);
+        lo += skip;
+    }
+    *first = lo;
+    return (size_t)(head - lo);
+}
+
+static void pool__trace_write_event(FILE *f, int tid, const pool__trace_event *e) {
+    static const char *const names[] = {"job",   "job",    "steal",  "sleep",   "sleep",
+                                        "wake",  "inject", "blocking", "blocking"};
+    static const char phases[] = {'B', 'E', 'i', 'B', 'E', 'i', 'i', 'B', 'E'};
+    static const char *const args[] = {NULL, NULL, "victim", NULL, NULL,
+                                       "worker", "tasks", NULL, NULL};
+    if (e->kind > POOL__EV_BLOCKING_END) return;
+    fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"pool\",\"ph\":\"%c\",\"ts\":%llu.%03u,\"pid\":1,\"tid\":%d",
+            names[e->kind], phases[e->kind], (unsigned long long)(e->ts / 1000),
+            (unsigned)(e->ts % 1000), tid);
+    if (phases[e->kind] == 'i') fprintf(f, ",\"s\":\"t\"");
+    if (args[e->kind]) fprintf(f, ",\"args\":{\"%s\":%u}", args[e->kind], (unsigned)e->arg);
+    fputc('}', f);
+}
+
+static void pool__trace_write_lane(FILE *f, pool *p, int index, pool__trace_event *buf) {
+    pool__trace_lane *lane = &p->trace->lane[index];
+    uint64_t first = 0;
+    size_t n = pool__trace_copy_lane(lane, buf, &first), i;
+    char name[32];
+    int tid;
+    if (n == 0) return;
+    if (index < p->num_threads) {
+        tid = index;
+        pool__format_thread_name(name, p->name, index);
+    } else if (POOL__LOAD(&lane->blocking, POOL__RELAXED)) {
+        tid = 1000 + (index - p->num_threads);
+        pool__format_thread_name(name, p->name, -1);
+        sprintf(name + strlen(name), "-%d", index - p->num_threads);
+    } else {
+        tid = 2000 + (index - p->num_threads);
+        sprintf(name, "outside-%d", index - p->num_threads);
+    }
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
+               "\"args\":{\"name\":\"%s\"}}", tid, name);
+    for (i = 0; i < n; i++) pool__trace_write_event(f, tid, &buf[i]);
+}
+#endif
+
+POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
+#ifdef POOL_TRACE
+    pool *p;
+    pool__trace_event *buf;
+    FILE *f;
+    int i, rc = 0;
+    if (!path) return EINVAL;
+    if (!(p = pool__resolve(cp))) return ENOMEM;
+    if (!p->trace) return ENOTSUP;
+    buf = (pool__trace_event *)pool__alloc(POOL_TRACE_EVENTS * sizeof *buf, p->user);
+    if (!buf) return ENOMEM;
+    f = fopen(path, "w");
+    if (!f) {
+        rc = errno ? errno : EIO;
+        pool__free(buf, p->user);
+        return rc;
+    }
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+               "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+               "\"args\":{\"name\":\"pool %s\"}}", p->name);
+    for (i = 0; i < p->trace->lanes; i++) pool__trace_write_lane(f, p, i, buf);
+    fprintf(f, "\n]}\n");
+    if (ferror(f)) rc = EIO;
+    if (fclose(f) != 0 && !rc) rc = errno ? errno : EIO;
+    pool__free(buf, p->user);
+    return rc;
+#else
+    (void)cp;
+    return path ? ENOTSUP : EINVAL;
+#endif
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2034,6 +2578,68 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
     out->blocking_tasks_skipped = POOL__LOAD(&p->blocking.metrics.skipped, POOL__RELAXED);
     out->blocking_threads_started = POOL__LOAD(&p->blocking.metrics.started, POOL__RELAXED);
     out->blocking_threads_failed = POOL__LOAD(&p->blocking.metrics.failed, POOL__RELAXED);
+}
+
+POOL__IMPL int pool_worker_stats_get(const pool *cp, int worker, pool_worker_stats *out) {
+    pool *p;
+    pool__worker *w;
+    if (!out) return EINVAL;
+    memset(out, 0, sizeof *out);
+    out->cpu = -1;
+    if (!(p = pool__resolve(cp))) return ENOMEM;
+    if (worker < 0 || worker >= p->num_threads) return EINVAL;
+    w = &p->workers[worker];
+    /* Acquire: pairs with pool__spawn's release; relaxed for the rest,
+       statistics read as a snapshot. */
+    out->started = (uint32_t)worker < POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
+    if (!out->started) return 0;
+    out->jobs_run = POOL__LOAD(&w->stats.jobs_run, POOL__RELAXED);
+    out->jobs_stolen = POOL__LOAD(&w->stats.jobs_stolen, POOL__RELAXED);
+    out->steals_failed = POOL__LOAD(&w->stats.steals_failed, POOL__RELAXED);
+    out->jobs_injected = POOL__LOAD(&w->stats.jobs_injected, POOL__RELAXED);
+    out->sleeps = POOL__LOAD(&w->stats.sleeps, POOL__RELAXED);
+    out->wakeups = POOL__LOAD(&w->stats.wakeups, POOL__RELAXED);
+    out->wakeups_wasted = POOL__LOAD(&w->stats.wakeups_wasted, POOL__RELAXED);
+    out->cpu = POOL__LOAD(&w->cpu, POOL__RELAXED);
+    return 0;
+}
+
+/* The pool's totals, then one row per started worker. */
+POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
+    pool_stats s;
+    pool_worker_stats ws;
+    pool *p;
+    int i;
+    if (!out) return EINVAL;
+    if (!(p = pool__resolve(cp))) return ENOMEM;
+    pool_stats_get(p, &s);
+    fprintf(out,
+            "pool %s: %llu/%d threads started (%llu failed)\n"
+            "  jobs     %llu run, %llu stolen, %llu steals failed, %llu injected\n"
+            "  sleep    %llu sleeps, %llu wake-ups, %llu wasted\n"
+            "  blocking %llu threads (%llu idle), %llu queued, %llu run, %llu skipped, "
+            "%llu threads started, %llu failed\n",
+            p->name, (unsigned long long)s.threads_started, s.num_threads,
+            (unsigned long long)s.threads_failed, (unsigned long long)s.jobs_run,
+            (unsigned long long)s.jobs_stolen, (unsigned long long)s.steals_failed,
+            (unsigned long long)s.jobs_injected, (unsigned long long)s.sleeps,
+            (unsigned long long)s.wakeups, (unsigned long long)s.wakeups_wasted,
+            (unsigned long long)s.blocking_threads, (unsigned long long)s.blocking_idle_threads,
+            (unsigned long long)s.blocking_queue_depth, (unsigned long long)s.blocking_tasks_run,
+            (unsigned long long)s.blocking_tasks_skipped,
+            (unsigned long long)s.blocking_threads_started,
+            (unsigned long long)s.blocking_threads_failed);
+    fprintf(out, "  %6s %12s %12s %10s %10s %8s %8s %8s %4s\n", "worker", "run", "stolen",
+            "failed", "injected", "sleeps", "wakeups", "wasted", "cpu");
+    for (i = 0; i < p->num_threads; i++) {
+        if (pool_worker_stats_get(p, i, &ws) != 0 || !ws.started) break;
+        fprintf(out, "  %6d %12llu %12llu %10llu %10llu %8llu %8llu %8llu %4d\n", i,
+                (unsigned long long)ws.jobs_run, (unsigned long long)ws.jobs_stolen,
+                (unsigned long long)ws.steals_failed, (unsigned long long)ws.jobs_injected,
+                (unsigned long long)ws.sleeps, (unsigned long long)ws.wakeups,
+                (unsigned long long)ws.wakeups_wasted, ws.cpu);
+    }
+    return ferror(out) ? EIO : 0;
 }
 
 
@@ -2113,7 +2719,7 @@ static void pool__blocking_free(pool__blocking *b) {
 
 /* The metrics are written under the lock (so one writer at a time) and
    read without it: a relaxed load and store, as for POOL__COUNT. */
-#define POOL__METRIC_ADD(b, field, n) POOL__COUNT((b)->metrics.field, (uint64_t)(n))
+#define POOL__METRIC_ADD(b, field, n) POOL__COUNTER_ADD((b)->metrics.field, (uint64_t)(n))
 
 /* Queue operations, under the lock. */
 static void pool__blocking_push(pool__blocking *b, pool_task *t) {
@@ -2185,7 +2791,9 @@ static void *pool__blocking_main(void *arg) {
             int is_job = t->run == pool__blocking_job_run; /* t may be gone after run */
             pthread_mutex_unlock(&b->lock);
             pool__unmark_queued(t);
+            POOL__TRACE(p, POOL__EV_BLOCKING_BEGIN, 0);
             t->run(t);
+            POOL__TRACE(p, POOL__EV_BLOCKING_END, 0);
             pthread_mutex_lock(&b->lock);
             if (!is_job) POOL__FETCH_ADD(&b->metrics.run, 1, POOL__RELAXED);
             if (!b->head && !b->shutdown) pool__blocking_spin(b);
@@ -2193,6 +2801,9 @@ static void *pool__blocking_main(void *arg) {
             break;
         }
     }
+#ifdef POOL_TRACE
+    pool__trace_release_lane(p);
+#endif
     POOL__METRIC_ADD(b, threads, -1);
     have_previous = b->have_last_exited, previous = b->last_exited;
     if (b->metrics.threads == 0 && !b->shutdown) {
@@ -2254,6 +2865,7 @@ POOL__IMPL int pool_submit_blocking(pool *p, pool_task *t) {
     int rc;
     if (!t || !t->run) return EINVAL;
     if (!(p = pool__resolve(p))) return ENOMEM;
+    if (pool__inherited(p)) return ECHILD;
     if (pool__mark_queued(t, NULL) != 0) return EBUSY;
     rc = pool__blocking_submit(p, t);
     if (rc) pool__unmark_queued(t);
@@ -2289,6 +2901,8 @@ POOL__IMPL int pool_submit_blocking_job(pool *p, pool_blocking_job *job) {
     int rc;
     if (!job || !job->run) return EINVAL;
     if (!(p = pool__resolve(p))) return ENOMEM;
+    if (pool__inherited(p)) return ECHILD;
+    job->pool__fork_generation = p->fork_generation;
     job->pool__task.run = pool__blocking_job_run;
     job->pool__task.pool__scope = NULL;
     job->pool__pool = p;
@@ -2304,6 +2918,13 @@ POOL__IMPL int pool_wait_blocking_job(pool_blocking_job *job) {
     pool *p;
     int status;
     if (!job || !(p = job->pool__pool)) return EINVAL;
+    /* Submitted before a fork, and not finished then: the copy here will
+       never run. (The pool itself may be gone; the job remembers.) */
+    if (job->pool__fork_generation != POOL__LOAD(&pool__fork_generation, POOL__RELAXED) &&
+        POOL__LOAD(&job->pool__refs, POOL__ACQUIRE) != 1) {
+        job->pool__pool = NULL;
+        return ECHILD;
+    }
     pool__latch_init(&job->pool__done, w, p);
     /* Drop the waiter's reference; acq_rel as in pool__blocking_job_finish. */
     if (POOL__FETCH_SUB(&job->pool__refs, 1, POOL__ACQ_REL) == 1) {

@@ -1,0 +1,161 @@
+/* test_affinity.c - pinning workers to CPUs (pool_config.cpus).
+ *
+ *  - worker i is pinned to cpus[i % num_cpus]: every task it runs sees
+ *    sched_getcpu() equal to that CPU and an affinity mask of exactly it,
+ *    and pool_worker_stats_get reports it;
+ *  - the list is copied: the caller's array may change after pool_create;
+ *  - a CPU the system does not have leaves the worker unpinned (cpu -1
+ *    in the stats) and the pool works;
+ *  - a negative count, a NULL list with a count, a CPU number below 0 or
+ *    above 1023: EINVAL;
+ *  - the calling thread's own mask is left alone.
+ */
+#define _GNU_SOURCE /* sched_getcpu, sched_getaffinity */
+#include <sched.h>
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+
+#include "test.h"
+
+#define THREADS 4
+#define TASKS 4000
+
+typedef struct probe {
+    pool_task task;
+    int worker, cpu, mask_count, mask_cpu;
+} probe;
+
+static void probe_run(pool_task *t) {
+    probe *pr = (probe *)(void *)t;
+    cpu_set_t set;
+    int c;
+    volatile int spin;
+    for (spin = 0; spin < 2000; spin++) continue; /* long enough to be stolen */
+    pr->worker = pool_worker_index();
+    pr->cpu = sched_getcpu();
+    pr->mask_count = -1;
+    pr->mask_cpu = -1;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        pr->mask_count = CPU_COUNT(&set);
+        for (c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set)) {
+                pr->mask_cpu = c;
+                break;
+            }
+    }
+}
+
+static probe probes[TASKS];
+
+/* Runs TASKS probes in a scope; returns a bitmask of the workers seen. */
+static unsigned run_probes(pool *p) {
+    pool_scope s;
+    unsigned seen = 0;
+    int i;
+    pool_scope_init(&s, p);
+    for (i = 0; i < TASKS; i++) {
+        probes[i].task.run = probe_run;
+        probes[i].task.pool__next = NULL;
+        probes[i].task.pool__scope = NULL;
+        CHECK_EQ_I64(pool_scope_spawn(&s, &probes[i].task), 0);
+    }
+    pool_scope_wait(&s);
+    for (i = 0; i < TASKS; i++)
+        if (probes[i].worker >= 0) seen |= 1u << probes[i].worker;
+    return seen;
+}
+
+/* The allowed CPUs, highest first (so that worker 0 is not on CPU 0), at
+   most THREADS of them; returns how many. */
+static int list_allowed(const cpu_set_t *allowed, int *cpus) {
+    int c, n = 0;
+    for (c = CPU_SETSIZE - 1; c >= 0 && n < THREADS; c--)
+        if (CPU_ISSET(c, allowed)) cpus[n++] = c;
+    return n;
+}
+
+int main(void) {
+    cpu_set_t allowed, after;
+    int cpus[THREADS], n_allowed, i;
+    pool_config cfg;
+    pool_worker_stats ws;
+    pool *p;
+    unsigned seen;
+    test_watchdog(120, "test_affinity");
+    CHECK(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    n_allowed = list_allowed(&allowed, cpus);
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = THREADS;
+    cfg.cpus = cpus;
+    cfg.num_cpus = n_allowed;
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    for (i = 0; i < n_allowed; i++) cpus[i] = -7; /* copied: this must not matter */
+    seen = run_probes(p);
+    list_allowed(&allowed, cpus);
+    CHECK(seen != 0);
+    for (i = 0; i < TASKS; i++) {
+        int want;
+        if (probes[i].worker < 0) continue; /* ran on this thread, helping */
+        want = cpus[probes[i].worker % n_allowed];
+        CHECK_EQ_I64(probes[i].cpu, want);
+        CHECK_EQ_I64(probes[i].mask_count, 1);
+        CHECK_EQ_I64(probes[i].mask_cpu, want);
+    }
+    /* A worker that ran a probe pinned itself first; one that did not may
+       not have got that far yet. */
+    for (i = 0; i < THREADS; i++) {
+        CHECK_EQ_I64(pool_worker_stats_get(p, i, &ws), 0);
+        if (seen & (1u << i)) CHECK_EQ_I64(ws.cpu, cpus[i % n_allowed]);
+        else CHECK(ws.cpu == -1 || ws.cpu == cpus[i % n_allowed]);
+    }
+    printf("pinned to %d CPU(s); workers seen: 0x%x\n", n_allowed, seen);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+
+    /* The caller's own mask is untouched. */
+    CHECK(sched_getaffinity(0, sizeof after, &after) == 0);
+    CHECK(CPU_EQUAL(&after, &allowed));
+
+    /* A CPU this machine does not have (unless it has 1024): unpinned. */
+    if (!CPU_ISSET(1023, &allowed)) {
+        int missing = 1023;
+        cfg.cpus = &missing;
+        cfg.num_cpus = 1;
+        CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+        run_probes(p);
+        for (i = 0; i < TASKS; i++)
+            if (probes[i].worker >= 0) CHECK_EQ_I64(probes[i].mask_count, CPU_COUNT(&allowed));
+        for (i = 0; i < THREADS; i++) {
+            CHECK_EQ_I64(pool_worker_stats_get(p, i, &ws), 0);
+            CHECK_EQ_I64(ws.cpu, -1);
+        }
+        CHECK_EQ_I64(pool_destroy(p), 0);
+    }
+
+    /* Bad lists. */
+    {
+        int bad_low = -1, bad_high = 1024;
+        cfg.cpus = cpus;
+        cfg.num_cpus = -1;
+        CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+        cfg.cpus = NULL;
+        cfg.num_cpus = 1;
+        CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+        cfg.cpus = &bad_low;
+        CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+        cfg.cpus = &bad_high;
+        CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+        CHECK(p == NULL);
+        /* A list with a count of 0 is no pinning. */
+        cfg.cpus = &bad_low;
+        cfg.num_cpus = 0;
+        CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+        run_probes(p);
+        for (i = 0; i < THREADS; i++) {
+            CHECK_EQ_I64(pool_worker_stats_get(p, i, &ws), 0);
+            CHECK_EQ_I64(ws.cpu, -1);
+        }
+        CHECK_EQ_I64(pool_destroy(p), 0);
+    }
+    return test_finish("test_affinity");
+}
