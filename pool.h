@@ -1,4 +1,4 @@
-/* pool.h - v0.1.0 - a work-stealing thread pool for C and C++ in one header
+/* pool.h - v0.2.0 - a work-stealing thread pool for C and C++ in one header
 
    Do this in *one* C or C++ file of your project:
 
@@ -6,8 +6,15 @@
        #include "pool.h"
 
    and include "pool.h" without the define everywhere else. Build with
-   -pthread. Nothing else is needed: no library, no allocation on the hot
-   paths, no thread started before there is work for it.
+   -pthread (on Windows nothing: pool.h uses Win32 directly). Nothing else
+   is needed: no library, no allocation on the hot paths, no thread
+   started before there is work for it.
+
+   PLATFORMS: Linux (glibc, musl), Windows (MinGW, clang-cl), macOS,
+   FreeBSD, any other POSIX system; x86-64 and ARM64 (any CPU with
+   GCC/Clang __atomic builtins). C99 or later, or C++11 or later, compiled
+   by GCC or Clang (MSVC's cl.exe lacks the __atomic builtins: use
+   clang-cl).
 
    QUICK START
 
@@ -26,7 +33,8 @@
 
    A pool owns up to `num_threads` worker threads. Threads are started
    lazily, the first time work is posted that no awake worker can take,
-   and they sleep in the kernel (a futex on Linux) when there is nothing
+   and they sleep in the kernel (a futex on Linux, WaitOnAddress on
+   Windows, _umtx_op on FreeBSD, ulock on macOS) when there is nothing
    to do, so an idle pool burns no CPU.
 
    Work enters a pool in three ways:
@@ -211,7 +219,7 @@
 #include <stdio.h>
 
 #define POOL_VERSION_MAJOR 0
-#define POOL_VERSION_MINOR 1
+#define POOL_VERSION_MINOR 2
 #define POOL_VERSION_PATCH 0
 
 #ifndef POOL_DEF
@@ -373,12 +381,20 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#include <process.h>
+#else
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
+#endif
 
 #if defined(POOL_MALLOC) != defined(POOL_FREE)
 #error "pool.h: define both POOL_MALLOC and POOL_FREE, or neither"
@@ -481,20 +497,135 @@ static void pool__free_aligned(void *ptr, void *user) {
     pool__free(raw, user);
 }
 
+/* Threads, locks and once-flags. POSIX threads, or on Windows the Win32
+   API itself (SRW locks, condition variables, _beginthreadex), so that
+   MinGW needs no winpthreads and clang-cl works too. */
+#if defined(_WIN32)
+typedef HANDLE pool__thread;
+typedef SRWLOCK pool__mutex;
+typedef CONDITION_VARIABLE pool__cond;
+typedef INIT_ONCE pool__once_flag;
+#define POOL__MUTEX_INIT SRWLOCK_INIT
+#define POOL__ONCE_INIT INIT_ONCE_STATIC_INIT
+#define POOL__THREAD_PROC(name) unsigned __stdcall name(void *arg)
+typedef unsigned(__stdcall *pool__thread_proc)(void *);
+#else
 typedef pthread_t pool__thread;
-
-/* Tests make thread creation fail on purpose by defining this to their own
-   function before including the implementation. */
-#ifndef POOL__PTHREAD_CREATE
-#define POOL__PTHREAD_CREATE pthread_create
+typedef pthread_mutex_t pool__mutex;
+typedef pthread_cond_t pool__cond;
+typedef pthread_once_t pool__once_flag;
+#define POOL__MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
+#define POOL__ONCE_INIT PTHREAD_ONCE_INIT
+#define POOL__THREAD_PROC(name) void *name(void *arg)
+typedef void *(*pool__thread_proc)(void *);
 #endif
 
-static int pool__thread_start(pool__thread *t, void *(*fn)(void *), void *arg, size_t stack_size) {
+/* Tests make thread creation fail on purpose: they define
+   POOL__THREAD_CREATE to the name of their own function, which has this
+   signature and may call pool__thread_create_native. */
+static int pool__thread_create_native(pool__thread *t, size_t stack_size, pool__thread_proc fn,
+                                      void *arg);
+#ifdef POOL__THREAD_CREATE
+static int POOL__THREAD_CREATE(pool__thread *t, size_t stack_size, pool__thread_proc fn,
+                               void *arg);
+#else
+#define POOL__THREAD_CREATE pool__thread_create_native
+#endif
+
+static int pool__thread_start(pool__thread *t, pool__thread_proc fn, void *arg,
+                              size_t stack_size) {
+    return POOL__THREAD_CREATE(t, stack_size, fn, arg);
+}
+
+#if defined(_WIN32)
+static int pool__thread_create_native(pool__thread *t, size_t stack_size, pool__thread_proc fn,
+                                      void *arg) {
+    uintptr_t h = _beginthreadex(NULL, (unsigned)stack_size, fn, arg, 0, NULL);
+    if (!h) return errno ? errno : EAGAIN;
+    *t = (HANDLE)h;
+    return 0;
+}
+
+static int pool__stack_size_ok(size_t stack_size) { return stack_size <= UINT_MAX; }
+
+static void pool__thread_join(pool__thread t) {
+    WaitForSingleObject(t, INFINITE);
+    CloseHandle(t);
+}
+
+/* A handle to the calling thread that another thread can join. */
+static pool__thread pool__thread_self(void) {
+    HANDLE h = NULL;
+    DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(), &h, 0, FALSE,
+                    DUPLICATE_SAME_ACCESS);
+    return h;
+}
+
+/* Nobody will join the calling thread (it holds no handle to itself). */
+static void pool__thread_detach_self(void) {}
+
+/* The creator's handle of a thread that will be joined through
+   pool__thread_self instead. */
+static void pool__thread_forget(pool__thread t) { CloseHandle(t); }
+
+static int pool__mutex_init(pool__mutex *m) {
+    InitializeSRWLock(m);
+    return 0;
+}
+static void pool__mutex_destroy(pool__mutex *m) { (void)m; }
+static void pool__mutex_lock(pool__mutex *m) { AcquireSRWLockExclusive(m); }
+static int pool__mutex_trylock(pool__mutex *m) { return TryAcquireSRWLockExclusive(m) != 0; }
+static void pool__mutex_unlock(pool__mutex *m) { ReleaseSRWLockExclusive(m); }
+
+static int pool__cond_init(pool__cond *c) {
+    InitializeConditionVariable(c);
+    return 0;
+}
+static void pool__cond_destroy(pool__cond *c) { (void)c; }
+static void pool__cond_wait(pool__cond *c, pool__mutex *m) {
+    SleepConditionVariableSRW(c, m, INFINITE, 0);
+}
+static void pool__cond_signal(pool__cond *c) { WakeConditionVariable(c); }
+static void pool__cond_broadcast(pool__cond *c) { WakeAllConditionVariable(c); }
+
+static BOOL CALLBACK pool__once_trampoline(PINIT_ONCE once, PVOID fn, PVOID *context) {
+    (void)once, (void)context;
+    (*(void (**)(void))fn)();
+    return TRUE;
+}
+
+static void pool__call_once(pool__once_flag *once, void (*fn)(void)) {
+    InitOnceExecuteOnce(once, pool__once_trampoline, (PVOID)&fn, NULL);
+}
+
+static void pool__yield(void) { SwitchToThread(); }
+
+static uint64_t pool__now_ns(void) {
+    static LARGE_INTEGER frequency; /* constant: a racy first write is benign */
+    LARGE_INTEGER now;
+    if (!frequency.QuadPart) QueryPerformanceFrequency(&frequency);
+    QueryPerformanceCounter(&now);
+    return (uint64_t)(now.QuadPart / frequency.QuadPart) * 1000000000u +
+           (uint64_t)(now.QuadPart % frequency.QuadPart) * 1000000000u /
+               (uint64_t)frequency.QuadPart;
+}
+
+/* Waits on c until woken or pool__now_ns() reaches deadline_ns; returns 1
+   once the deadline has passed. */
+static int pool__cond_wait_until(pool__cond *c, pool__mutex *m, uint64_t deadline_ns) {
+    uint64_t now = pool__now_ns();
+    if (now >= deadline_ns) return 1;
+    SleepConditionVariableSRW(c, m, (DWORD)((deadline_ns - now + 999999u) / 1000000u), 0);
+    return pool__now_ns() >= deadline_ns;
+}
+#else
+static int pool__thread_create_native(pool__thread *t, size_t stack_size, pool__thread_proc fn,
+                                      void *arg) {
     pthread_attr_t attr;
     int rc = pthread_attr_init(&attr);
     if (rc) return rc;
     if (stack_size) rc = pthread_attr_setstacksize(&attr, stack_size);
-    if (!rc) rc = POOL__PTHREAD_CREATE(t, &attr, fn, arg);
+    if (!rc) rc = pthread_create(t, &attr, fn, arg);
     pthread_attr_destroy(&attr);
     return rc;
 }
@@ -512,8 +643,63 @@ static int pool__stack_size_ok(size_t stack_size) {
 }
 
 static void pool__thread_join(pool__thread t) { pthread_join(t, NULL); }
+static pool__thread pool__thread_self(void) { return pthread_self(); }
+static void pool__thread_detach_self(void) { pthread_detach(pthread_self()); }
+static void pool__thread_forget(pool__thread t) { (void)t; }
+
+static int pool__mutex_init(pool__mutex *m) { return pthread_mutex_init(m, NULL); }
+static void pool__mutex_destroy(pool__mutex *m) { pthread_mutex_destroy(m); }
+static void pool__mutex_lock(pool__mutex *m) { pthread_mutex_lock(m); }
+static int pool__mutex_trylock(pool__mutex *m) { return pthread_mutex_trylock(m) == 0; }
+static void pool__mutex_unlock(pool__mutex *m) { pthread_mutex_unlock(m); }
+
+/* Condition variables time out on the monotonic clock where the system
+   allows it, so that setting the wall clock does not stretch a timeout. */
+#if defined(__APPLE__)
+#define POOL__COND_CLOCK CLOCK_REALTIME
+#else
+#define POOL__COND_CLOCK CLOCK_MONOTONIC
+#endif
+
+static int pool__cond_init(pool__cond *c) {
+    pthread_condattr_t attr;
+    int rc = pthread_condattr_init(&attr);
+    if (rc) return rc;
+#if !defined(__APPLE__)
+    rc = pthread_condattr_setclock(&attr, POOL__COND_CLOCK);
+#endif
+    if (!rc) rc = pthread_cond_init(c, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+static void pool__cond_destroy(pool__cond *c) { pthread_cond_destroy(c); }
+static void pool__cond_wait(pool__cond *c, pool__mutex *m) { pthread_cond_wait(c, m); }
+static void pool__cond_signal(pool__cond *c) { pthread_cond_signal(c); }
+static void pool__cond_broadcast(pool__cond *c) { pthread_cond_broadcast(c); }
+
+static void pool__call_once(pool__once_flag *once, void (*fn)(void)) { pthread_once(once, fn); }
 
 static void pool__yield(void) { sched_yield(); }
+
+static uint64_t pool__now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits on c until woken or pool__now_ns() reaches deadline_ns; returns 1
+   once the deadline has passed. */
+static int pool__cond_wait_until(pool__cond *c, pool__mutex *m, uint64_t deadline_ns) {
+    struct timespec ts;
+    uint64_t now = pool__now_ns(), at;
+    if (now >= deadline_ns) return 1;
+    clock_gettime(POOL__COND_CLOCK, &ts);
+    at = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (deadline_ns - now);
+    ts.tv_sec = (time_t)(at / 1000000000u);
+    ts.tv_nsec = (long)(at % 1000000000u);
+    return pthread_cond_timedwait(c, m, &ts) == ETIMEDOUT;
+}
+#endif
 
 /* POOL_CHAOS (testing only): at each step of the deque, injector, sleep
    and latch protocols, POOL__CHAOS() yields now and then and sleeps a few
@@ -529,55 +715,22 @@ static void pool__chaos(void) {
     x ^= x << 17;
     pool__chaos_rng = x;
     if ((x & 7) == 0) {
-        sched_yield();
+        pool__yield();
     } else if ((x & 1023) == 1) {
+#if defined(_WIN32)
+        Sleep(0);
+#else
         struct timespec ts;
         ts.tv_sec = 0;
         ts.tv_nsec = (long)((x >> 10) % 20000);
         nanosleep(&ts, NULL);
+#endif
     }
 }
 #define POOL__CHAOS() pool__chaos()
 #else
 #define POOL__CHAOS() ((void)0)
 #endif
-
-static uint64_t pool__now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Condition variables time out on the monotonic clock where the system
-   allows it, so that setting the wall clock does not stretch a timeout. */
-#if defined(__APPLE__)
-#define POOL__COND_CLOCK CLOCK_REALTIME
-#else
-#define POOL__COND_CLOCK CLOCK_MONOTONIC
-#endif
-
-static int pool__cond_init(pthread_cond_t *cond) {
-    pthread_condattr_t attr;
-    int rc = pthread_condattr_init(&attr);
-    if (rc) return rc;
-#if !defined(__APPLE__)
-    rc = pthread_condattr_setclock(&attr, POOL__COND_CLOCK);
-#endif
-    if (!rc) rc = pthread_cond_init(cond, &attr);
-    pthread_condattr_destroy(&attr);
-    return rc;
-}
-
-/* The absolute time, on the condvars' clock, `ns` from now. */
-static struct timespec pool__deadline_after(uint64_t ns) {
-    struct timespec ts;
-    uint64_t nsec;
-    clock_gettime(POOL__COND_CLOCK, &ts);
-    nsec = (uint64_t)ts.tv_nsec + ns % 1000000000u;
-    ts.tv_sec += (time_t)(ns / 1000000000u + nsec / 1000000000u);
-    ts.tv_nsec = (long)(nsec % 1000000000u);
-    return ts;
-}
 
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -589,10 +742,84 @@ long syscall(long number, ...);
 #endif
 #endif
 
-#if defined(__linux__) && !defined(POOL_NO_FUTEX)
+/* Wait/wake on a 32-bit word: pool__wait blocks while *addr == expected
+   (it may return spuriously: callers loop), pool__wake_one wakes one
+   thread blocked on addr. Every caller changes *addr before it wakes, and
+   each primitive below compares *addr with `expected` atomically with
+   going to sleep, so a wake-up between a waiter's check and its sleep is
+   never lost. The address-keyed primitive of each system: futex (Linux),
+   _umtx_op (FreeBSD), os_sync_wait_on_address or __ulock_wait (macOS),
+   WaitOnAddress (Windows 8+); elsewhere, with POOL_NO_FUTEX, or when
+   Windows lacks WaitOnAddress, a table of mutex + condvar buckets. */
+#if defined(POOL_NO_FUTEX) || defined(_WIN32) || \
+    !(defined(__linux__) || defined(__FreeBSD__) || defined(__APPLE__))
+#define POOL__WAIT_TABLE 1
+#endif
+
+#ifdef POOL__WAIT_TABLE
+/* A waker changes *addr before it calls wake, and wake takes the bucket
+   lock, so it cannot run between a waiter's check of *addr and its
+   cond_wait: the check and the sleep are atomic with respect to wake. */
+#define POOL__WAIT_BUCKETS 64
+static struct pool__wait_bucket {
+    pool__mutex lock;
+    pool__cond cond;
+} pool__wait_table[POOL__WAIT_BUCKETS];
+static pool__once_flag pool__wait_table_once = POOL__ONCE_INIT;
+
+static void pool__wait_table_init(void) {
+    int i;
+    for (i = 0; i < POOL__WAIT_BUCKETS; i++) {
+        pool__mutex_init(&pool__wait_table[i].lock);
+        pool__cond_init(&pool__wait_table[i].cond);
+    }
+}
+
+static struct pool__wait_bucket *pool__wait_bucket_of(const uint32_t *addr) {
+    pool__call_once(&pool__wait_table_once, pool__wait_table_init);
+    return &pool__wait_table[((uintptr_t)addr / sizeof(uint32_t)) % POOL__WAIT_BUCKETS];
+}
+
+static void pool__table_wait(uint32_t *addr, uint32_t expected) {
+    struct pool__wait_bucket *b = pool__wait_bucket_of(addr);
+    pool__mutex_lock(&b->lock);
+    /* Relaxed: the bucket lock orders this load after the waker's change. */
+    if (POOL__LOAD(addr, POOL__RELAXED) == expected) pool__cond_wait(&b->cond, &b->lock);
+    pool__mutex_unlock(&b->lock);
+}
+
+static void pool__table_wake(uint32_t *addr) {
+    struct pool__wait_bucket *b = pool__wait_bucket_of(addr);
+    pool__mutex_lock(&b->lock);
+    pool__cond_broadcast(&b->cond); /* buckets are shared: wake them all */
+    pool__mutex_unlock(&b->lock);
+}
+
+#if !defined(_WIN32)
+/* fork() handlers (see pool__atfork_prepare): held across the fork, so a
+   child never inherits a bucket that another thread had locked. */
+static void pool__wait_table_lock_all(void) {
+    int i;
+    pool__call_once(&pool__wait_table_once, pool__wait_table_init);
+    for (i = 0; i < POOL__WAIT_BUCKETS; i++) pool__mutex_lock(&pool__wait_table[i].lock);
+}
+
+static void pool__wait_table_unlock_all(void) {
+    int i;
+    for (i = POOL__WAIT_BUCKETS; i-- > 0;) pool__mutex_unlock(&pool__wait_table[i].lock);
+}
+#endif
+#else
+static void pool__wait_table_lock_all(void) {}
+static void pool__wait_table_unlock_all(void) {}
+#endif
+
+#if defined(POOL_NO_FUTEX)
+static void pool__wait(uint32_t *addr, uint32_t expected) { pool__table_wait(addr, expected); }
+static void pool__wake_one(uint32_t *addr) { pool__table_wake(addr); }
+#elif defined(__linux__)
 #include <linux/futex.h>
 
-/* Blocks while *addr == expected. May return spuriously: callers loop. */
 static void pool__wait(uint32_t *addr, uint32_t expected) {
     syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
@@ -600,66 +827,101 @@ static void pool__wait(uint32_t *addr, uint32_t expected) {
 static void pool__wake_one(uint32_t *addr) {
     syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
-
-/* fork() handlers (see pool__atfork_prepare): a futex has no lock. */
-static void pool__wait_table_lock_all(void) {}
-static void pool__wait_table_unlock_all(void) {}
-#else
-/* Portable wait/wake: a fixed table of mutex + condvar buckets indexed by
-   address. A waker changes *addr before it calls wake, and wake takes the
-   bucket lock, so it cannot run between a waiter's check of *addr and its
-   cond_wait: the check and the sleep are atomic with respect to wake. */
-#define POOL__WAIT_BUCKETS 64
-static struct pool__wait_bucket {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-} pool__wait_table[POOL__WAIT_BUCKETS];
-static pthread_once_t pool__wait_table_once = PTHREAD_ONCE_INIT;
-
-static void pool__wait_table_init(void) {
-    int i;
-    for (i = 0; i < POOL__WAIT_BUCKETS; i++) {
-        pthread_mutex_init(&pool__wait_table[i].lock, NULL);
-        pthread_cond_init(&pool__wait_table[i].cond, NULL);
-    }
-}
-
-static struct pool__wait_bucket *pool__wait_bucket_of(const uint32_t *addr) {
-    pthread_once(&pool__wait_table_once, pool__wait_table_init);
-    return &pool__wait_table[((uintptr_t)addr / sizeof(uint32_t)) % POOL__WAIT_BUCKETS];
-}
+#elif defined(__FreeBSD__)
+#include <sys/types.h>
+#include <sys/umtx.h>
 
 static void pool__wait(uint32_t *addr, uint32_t expected) {
-    struct pool__wait_bucket *b = pool__wait_bucket_of(addr);
-    pthread_mutex_lock(&b->lock);
-    /* Relaxed: the bucket lock orders this load after the waker's change. */
-    if (POOL__LOAD(addr, POOL__RELAXED) == expected) pthread_cond_wait(&b->cond, &b->lock);
-    pthread_mutex_unlock(&b->lock);
+    _umtx_op(addr, UMTX_OP_WAIT_UINT_PRIVATE, expected, NULL, NULL);
+}
+
+static void pool__wake_one(uint32_t *addr) { _umtx_op(addr, UMTX_OP_WAKE_PRIVATE, 1, NULL, NULL); }
+#elif defined(__APPLE__)
+/* os_sync_wait_on_address is the public API from macOS 14.4. Before it,
+   libSystem's __ulock_wait/__ulock_wake (macOS 10.12+) are the same
+   mechanism; they have no header, so they are declared here, as libc++
+   and the Go, Rust and Zig runtimes do. */
+#if defined(__clang__) && defined(__has_include)
+#if __has_include(<os/os_sync_wait_on_address.h>)
+#include <os/os_sync_wait_on_address.h>
+#define POOL__OS_SYNC 1
+#endif
+#endif
+extern int __ulock_wait(uint32_t operation, void *addr, uint64_t value, uint32_t timeout_us);
+extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
+#define POOL__UL_COMPARE_AND_WAIT 1
+#define POOL__ULF_NO_ERRNO 0x01000000
+
+static void pool__wait(uint32_t *addr, uint32_t expected) {
+#ifdef POOL__OS_SYNC
+    if (__builtin_available(macOS 14.4, iOS 17.4, *)) {
+        os_sync_wait_on_address(addr, expected, sizeof *addr, OS_SYNC_WAIT_ON_ADDRESS_NONE);
+        return;
+    }
+#endif
+    __ulock_wait(POOL__UL_COMPARE_AND_WAIT | POOL__ULF_NO_ERRNO, addr, expected, 0);
 }
 
 static void pool__wake_one(uint32_t *addr) {
-    struct pool__wait_bucket *b = pool__wait_bucket_of(addr);
-    pthread_mutex_lock(&b->lock);
-    pthread_cond_broadcast(&b->cond); /* buckets are shared: wake them all */
-    pthread_mutex_unlock(&b->lock);
+#ifdef POOL__OS_SYNC
+    if (__builtin_available(macOS 14.4, iOS 17.4, *)) {
+        os_sync_wake_by_address_any(addr, sizeof *addr, OS_SYNC_WAKE_BY_ADDRESS_NONE);
+        return;
+    }
+#endif
+    __ulock_wake(POOL__UL_COMPARE_AND_WAIT | POOL__ULF_NO_ERRNO, addr, 0);
+}
+#elif defined(_WIN32)
+/* WaitOnAddress lives in an API set that MinGW's import libraries may
+   lack, so it is looked up at run time; without it (before Windows 8),
+   the bucket table serves. */
+typedef BOOL(WINAPI *pool__wait_on_address_fn)(volatile VOID *, PVOID, SIZE_T, DWORD);
+typedef VOID(WINAPI *pool__wake_by_address_fn)(PVOID);
+static pool__wait_on_address_fn pool__wait_on_address;
+static pool__wake_by_address_fn pool__wake_by_address_single;
+static pool__once_flag pool__wait_resolve_once = POOL__ONCE_INIT;
+
+static void pool__wait_resolve(void) {
+    HMODULE lib = LoadLibraryA("api-ms-win-core-synch-l1-2-0.dll");
+    FARPROC wait = lib ? GetProcAddress(lib, "WaitOnAddress") : NULL;
+    FARPROC wake = lib ? GetProcAddress(lib, "WakeByAddressSingle") : NULL;
+    if (wait && wake) { /* via void (*)(void), the cast that means "any function" */
+        pool__wait_on_address = (pool__wait_on_address_fn)(void (*)(void))wait;
+        pool__wake_by_address_single = (pool__wake_by_address_fn)(void (*)(void))wake;
+    }
 }
 
-/* fork() handlers (see pool__atfork_prepare): held across the fork, so a
-   child never inherits a bucket that another thread had locked. */
-static void pool__wait_table_lock_all(void) {
-    int i;
-    pthread_once(&pool__wait_table_once, pool__wait_table_init);
-    for (i = 0; i < POOL__WAIT_BUCKETS; i++) pthread_mutex_lock(&pool__wait_table[i].lock);
+static void pool__wait(uint32_t *addr, uint32_t expected) {
+    pool__call_once(&pool__wait_resolve_once, pool__wait_resolve);
+    if (pool__wait_on_address) pool__wait_on_address(addr, &expected, sizeof expected, INFINITE);
+    else pool__table_wait(addr, expected);
 }
 
-static void pool__wait_table_unlock_all(void) {
-    int i;
-    for (i = POOL__WAIT_BUCKETS; i-- > 0;) pthread_mutex_unlock(&pool__wait_table[i].lock);
+static void pool__wake_one(uint32_t *addr) {
+    pool__call_once(&pool__wait_resolve_once, pool__wait_resolve);
+    if (pool__wake_by_address_single) pool__wake_by_address_single(addr);
+    else pool__table_wake(addr);
 }
+#else
+static void pool__wait(uint32_t *addr, uint32_t expected) { pool__table_wait(addr, expected); }
+static void pool__wake_one(uint32_t *addr) { pool__table_wake(addr); }
 #endif
 
 /* The CPUs this process may run on: its affinity mask, not the machine. */
 static int pool__cpu_count(void) {
+#if defined(_WIN32)
+    DWORD_PTR process_mask, system_mask;
+    /* A process confined to one processor group has a mask to count;
+       across groups (more than 64 CPUs), count them all. */
+    if (GetActiveProcessorGroupCount() == 1 &&
+        GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask) &&
+        process_mask) {
+        int count = 0;
+        for (; process_mask; process_mask &= process_mask - 1) count++;
+        return count;
+    }
+    return (int)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+#else
 #if defined(__linux__)
     unsigned long mask[1024 / (8 * sizeof(unsigned long))];
     long bytes = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
@@ -675,6 +937,7 @@ static int pool__cpu_count(void) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         return n > 0 ? (int)n : 1;
     }
+#endif
 }
 
 /* The CPU limit of the cgroup v2 this process is in: the smallest
@@ -746,6 +1009,14 @@ static int pool__pin_current_thread(int cpu) {
     mask[(size_t)cpu / bits] = 1ul << ((size_t)cpu % bits);
     return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) == 0 ? 0 : errno;
 }
+#elif defined(_WIN32)
+static int pool__cgroup_cpu_limit(void) { return 0; }
+
+/* Within the thread's processor group: CPUs 0-63. */
+static int pool__pin_current_thread(int cpu) {
+    if ((size_t)cpu >= 8 * sizeof(DWORD_PTR)) return EINVAL;
+    return SetThreadAffinityMask(GetCurrentThread(), (DWORD_PTR)1 << cpu) ? 0 : EINVAL;
+}
 #else
 static int pool__cgroup_cpu_limit(void) { return 0; }
 static int pool__pin_current_thread(int cpu) {
@@ -754,14 +1025,27 @@ static int pool__pin_current_thread(int cpu) {
 }
 #endif
 
-/* The highest CPU number a pin may name (the kernel's mask size above). */
+/* The highest CPU number a pin may name (the Linux mask size above). */
 #define POOL__MAX_CPU 1023
+
+#if defined(__FreeBSD__)
+#include <pthread_np.h>
+#endif
 
 static void pool__thread_set_name(const char *name) {
 #if defined(__linux__)
     prctl(PR_SET_NAME, name, 0, 0, 0);
 #elif defined(__APPLE__)
     pthread_setname_np(name);
+#elif defined(__FreeBSD__)
+    pthread_set_name_np(pthread_self(), name);
+#elif defined(_WIN32)
+    /* SetThreadDescription: Windows 10 1607+, looked up like WaitOnAddress. */
+    typedef HRESULT(WINAPI * set_description_fn)(HANDLE, PCWSTR);
+    FARPROC proc = GetProcAddress(GetModuleHandleA("kernel32.dll"), "SetThreadDescription");
+    WCHAR wide[16];
+    if (proc && MultiByteToWideChar(CP_UTF8, 0, name, -1, wide, 16) > 0)
+        ((set_description_fn)(void (*)(void))proc)(GetCurrentThread(), wide);
 #else
     (void)name;
 #endif
@@ -1023,9 +1307,9 @@ typedef struct pool__worker {
    except the counters in `metrics`, which are written under the lock and
    read without it by pool_stats_get. */
 typedef struct pool__blocking {
-    pthread_mutex_t lock;
-    pthread_cond_t work_ready; /* idle threads wait here */
-    pthread_cond_t all_exited; /* pool_destroy waits here */
+    pool__mutex lock;
+    pool__cond work_ready; /* idle threads wait here */
+    pool__cond all_exited; /* pool_destroy waits here */
     pool_task *head, *tail;    /* FIFO of queued tasks */
     uint32_t max_threads;
     uint32_t notified; /* idle threads signalled and not yet awake */
@@ -1069,7 +1353,7 @@ struct pool {
     uint64_t jobs_injected;
     uint64_t threads_failed;
     uint64_t spawn_retry_ns; /* posters start no thread before this time */
-    pthread_mutex_t spawn_lock;
+    pool__mutex spawn_lock;
 
     POOL__ALIGNED pool__blocking blocking;
 };
@@ -1080,7 +1364,7 @@ static POOL__THREAD_LOCAL pool__worker *pool__current;
 /* The pool whose blocking thread this is, NULL on every other thread. */
 static POOL__THREAD_LOCAL pool *pool__blocking_home;
 
-static void *pool__worker_main(void *arg);
+static POOL__THREAD_PROC(pool__worker_main);
 
 /* Starts the next worker thread if the pool has fewer than num_threads.
    Called when work is posted that no awake worker can take. A poster
@@ -1091,7 +1375,7 @@ static void *pool__worker_main(void *arg);
    (pool__wait_outside). Returns the number of threads started so far.
 
    "Later" is at least POOL__SPAWN_RETRY_NS after a failure, for posters:
-   a system out of threads fails every pthread_create, each one costly,
+   a system out of threads fails every thread creation, each one costly,
    and otherwise every join would try one. A waiter whose pool has no
    thread at all (wait_for_lock 1) tries at once. */
 #define POOL__SPAWN_RETRY_NS 1000000
@@ -1107,8 +1391,8 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock) {
        thread at all every post tries: nobody else would run its work. */
     retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
     if (!wait_for_lock && started && retry && pool__now_ns() < retry) return started;
-    if (wait_for_lock) pthread_mutex_lock(&p->spawn_lock);
-    else if (pthread_mutex_trylock(&p->spawn_lock) != 0) return started;
+    if (wait_for_lock) pool__mutex_lock(&p->spawn_lock);
+    else if (!pool__mutex_trylock(&p->spawn_lock)) return started;
     started = p->threads_started;
     w = &p->workers[started];
     if (!p->spawn_closed && started < (uint32_t)p->num_threads) {
@@ -1124,7 +1408,7 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock) {
             POOL__STORE(&p->spawn_retry_ns, pool__now_ns() + POOL__SPAWN_RETRY_NS, POOL__RELAXED);
         }
     }
-    pthread_mutex_unlock(&p->spawn_lock);
+    pool__mutex_unlock(&p->spawn_lock);
     return started;
 }
 
@@ -1811,7 +2095,7 @@ static void pool__format_thread_name(char *out, const char *prefix, int index) {
     out[len] = 0;
 }
 
-static void *pool__worker_main(void *arg) {
+static POOL__THREAD_PROC(pool__worker_main) {
     pool__worker *w = (pool__worker *)arg;
     pool *p = w->home;
     char name[16];
@@ -1826,14 +2110,14 @@ static void *pool__worker_main(void *arg) {
     /* Wait until the spawner has published this worker (it holds the lock
        until then): before that, wakers do not scan it, so it must not
        sleep, and a thief would not find its work. */
-    pthread_mutex_lock(&p->spawn_lock);
-    pthread_mutex_unlock(&p->spawn_lock);
+    pool__mutex_lock(&p->spawn_lock);
+    pool__mutex_unlock(&p->spawn_lock);
     pool__current = w;
     if (p->on_thread_start) p->on_thread_start(p->user, w->index);
     pool__work_until(w, NULL, NULL);
     if (p->on_thread_exit) p->on_thread_exit(p->user, w->index);
     pool__current = NULL;
-    return NULL;
+    return 0;
 }
 
 /* A thread outside the pool waits for l. It spins briefly (a pool_call of
@@ -1916,19 +2200,21 @@ static void pool__wait_outside(pool *p, pool__latch *l) {
    it locked; with POOL_NO_FUTEX it holds every wait bucket too. */
 static uint32_t pool__fork_generation;
 static pool *pool__default_pool;
-static pthread_mutex_t pool__default_lock = PTHREAD_MUTEX_INITIALIZER;
+static pool__mutex pool__default_lock = POOL__MUTEX_INIT;
+
 static int pool__inherited(const pool *p) {
     return p->fork_generation != POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
 }
 
+#if !defined(_WIN32)
 static void pool__atfork_prepare(void) {
-    pthread_mutex_lock(&pool__default_lock);
+    pool__mutex_lock(&pool__default_lock);
     pool__wait_table_lock_all();
 }
 
 static void pool__atfork_parent(void) {
     pool__wait_table_unlock_all();
-    pthread_mutex_unlock(&pool__default_lock);
+    pool__mutex_unlock(&pool__default_lock);
 }
 
 static void pool__atfork_child(void) {
@@ -1938,14 +2224,17 @@ static void pool__atfork_child(void) {
     pool__current = NULL;
     pool__blocking_home = NULL;
     pool__wait_table_unlock_all();
-    pthread_mutex_unlock(&pool__default_lock);
+    pool__mutex_unlock(&pool__default_lock);
 }
-
-static pthread_once_t pool__atfork_once = PTHREAD_ONCE_INIT;
 
 static void pool__atfork_register(void) {
     pthread_atfork(pool__atfork_prepare, pool__atfork_parent, pool__atfork_child);
 }
+#else
+static void pool__atfork_register(void) {} /* no fork() */
+#endif
+
+static pool__once_flag pool__atfork_once = POOL__ONCE_INIT;
 
 /* NULL means the default pool, created once on first use (once per
    process: a forked child makes its own). NULL is returned only if it
@@ -1957,10 +2246,10 @@ static pool *pool__resolve(const pool *p) {
     /* Acquire: pairs with the release store below. */
     d = POOL__LOAD(&pool__default_pool, POOL__ACQUIRE);
     if (d) return d;
-    pthread_mutex_lock(&pool__default_lock);
+    pool__mutex_lock(&pool__default_lock);
     d = POOL__LOAD(&pool__default_pool, POOL__RELAXED); /* the lock orders it */
     if (!d && pool_create(&d, NULL) == 0) POOL__STORE(&pool__default_pool, d, POOL__RELEASE);
-    pthread_mutex_unlock(&pool__default_lock);
+    pool__mutex_unlock(&pool__default_lock);
     return d;
 }
 
@@ -2014,7 +2303,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     if (cfg->num_threads < 0 || cfg->num_threads > 65535 || cfg->max_blocking_threads < 0 ||
         !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
         return EINVAL;
-    pthread_once(&pool__atfork_once, pool__atfork_register);
+    pool__call_once(&pool__atfork_once, pool__atfork_register);
     n = (size_t)(cfg->num_threads ? cfg->num_threads : pool__default_num_threads());
     p = (pool *)pool__alloc_aligned(sizeof *p, cfg->user);
     if (!p) return ENOMEM;
@@ -2032,12 +2321,12 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
 #ifdef POOL_TRACE
         pool__trace_init(p) != 0 ||
 #endif
-        pthread_mutex_init(&p->spawn_lock, NULL) != 0) {
+        pool__mutex_init(&p->spawn_lock) != 0) {
         pool__free_pool(p);
         return ENOMEM;
     }
     if (pool__blocking_init(&p->blocking, cfg) != 0) {
-        pthread_mutex_destroy(&p->spawn_lock);
+        pool__mutex_destroy(&p->spawn_lock);
         pool__free_pool(p);
         return ENOMEM;
     }
@@ -2068,10 +2357,10 @@ static int pool__destroy(pool *p, int skip_optional) {
     /* Blocking tasks first: the workers keep running while they finish,
        so a task that waits for one, or that one waits for, completes. */
     pool__blocking_shutdown(p, skip_optional);
-    pthread_mutex_lock(&p->spawn_lock);
+    pool__mutex_lock(&p->spawn_lock);
     p->spawn_closed = 1;
     started = p->threads_started;
-    pthread_mutex_unlock(&p->spawn_lock);
+    pool__mutex_unlock(&p->spawn_lock);
     /* Release: a worker that sees it also sees the closed injector. */
     POOL__STORE(&p->terminating, 1, POOL__RELEASE);
     for (i = 0; i < started; i++) pool__notify_worker(&p->workers[i]);
@@ -2083,7 +2372,7 @@ static int pool__destroy(pool *p, int skip_optional) {
        counted here are a few instructions from done. */
     while (POOL__LOAD(&p->xpool_inflight, POOL__ACQUIRE) != 0) pool__yield();
     for (i = 0; i < started; i++) pool__deque_destroy(&p->workers[i].deque);
-    pthread_mutex_destroy(&p->spawn_lock);
+    pool__mutex_destroy(&p->spawn_lock);
     pool__blocking_free(&p->blocking);
     pool__free_pool(p);
     return 0;
@@ -2698,23 +2987,23 @@ static int pool__blocking_init(pool__blocking *b, const pool_config *cfg) {
     b->keep_alive_ns = (uint64_t)(cfg->blocking_keep_alive_ms ? cfg->blocking_keep_alive_ms
                                                               : POOL__DEFAULT_KEEP_ALIVE_MS) *
                        1000000u;
-    if (pthread_mutex_init(&b->lock, NULL) != 0) return ENOMEM;
+    if (pool__mutex_init(&b->lock) != 0) return ENOMEM;
     if (pool__cond_init(&b->work_ready) != 0) {
-        pthread_mutex_destroy(&b->lock);
+        pool__mutex_destroy(&b->lock);
         return ENOMEM;
     }
     if (pool__cond_init(&b->all_exited) != 0) {
-        pthread_cond_destroy(&b->work_ready);
-        pthread_mutex_destroy(&b->lock);
+        pool__cond_destroy(&b->work_ready);
+        pool__mutex_destroy(&b->lock);
         return ENOMEM;
     }
     return 0;
 }
 
 static void pool__blocking_free(pool__blocking *b) {
-    pthread_cond_destroy(&b->all_exited);
-    pthread_cond_destroy(&b->work_ready);
-    pthread_mutex_destroy(&b->lock);
+    pool__cond_destroy(&b->all_exited);
+    pool__cond_destroy(&b->work_ready);
+    pool__mutex_destroy(&b->lock);
 }
 
 /* The metrics are written under the lock (so one writer at a time) and
@@ -2747,24 +3036,24 @@ static void pool__blocking_spin(pool__blocking *b) {
     uint64_t until = pool__now_ns() + POOL__BLOCKING_SPIN_NS;
     int round;
     b->spinning++;
-    pthread_mutex_unlock(&b->lock);
+    pool__mutex_unlock(&b->lock);
     /* Relaxed: a hint; the queue is read under the lock afterwards. */
     for (round = 0; !POOL__LOAD(&b->metrics.queued, POOL__RELAXED); round++) {
         POOL__CPU_RELAX();
         if (round % 64 == 63 && pool__now_ns() > until) break;
     }
-    pthread_mutex_lock(&b->lock);
+    pool__mutex_lock(&b->lock);
     b->spinning--;
 }
 
 /* An idle thread waits for a task, under the lock. Returns 0 if its
    keep-alive ran out with nothing to do: the thread should exit. */
 static int pool__blocking_idle_wait(pool__blocking *b) {
-    struct timespec deadline = pool__deadline_after(b->keep_alive_ns);
+    uint64_t deadline = pool__now_ns() + b->keep_alive_ns;
     int timed_out = 0;
     POOL__METRIC_ADD(b, idle, 1);
     while (!b->head && !b->shutdown && !b->notified && !timed_out)
-        timed_out = pthread_cond_timedwait(&b->work_ready, &b->lock, &deadline) == ETIMEDOUT;
+        timed_out = pool__cond_wait_until(&b->work_ready, &b->lock, deadline);
     POOL__METRIC_ADD(b, idle, -1);
     if (b->notified) {
         b->notified--;
@@ -2775,7 +3064,7 @@ static int pool__blocking_idle_wait(pool__blocking *b) {
 
 static void pool__blocking_job_run(pool_task *t);
 
-static void *pool__blocking_main(void *arg) {
+static POOL__THREAD_PROC(pool__blocking_main) {
     pool *p = (pool *)arg;
     pool__blocking *b = &p->blocking;
     pool__thread previous;
@@ -2784,17 +3073,17 @@ static void *pool__blocking_main(void *arg) {
     pool__format_thread_name(name, p->name, -1);
     pool__thread_set_name(name);
     pool__blocking_home = p;
-    pthread_mutex_lock(&b->lock);
+    pool__mutex_lock(&b->lock);
     for (;;) {
         pool_task *t = pool__blocking_pop(b);
         if (t) {
             int is_job = t->run == pool__blocking_job_run; /* t may be gone after run */
-            pthread_mutex_unlock(&b->lock);
+            pool__mutex_unlock(&b->lock);
             pool__unmark_queued(t);
             POOL__TRACE(p, POOL__EV_BLOCKING_BEGIN, 0);
             t->run(t);
             POOL__TRACE(p, POOL__EV_BLOCKING_END, 0);
-            pthread_mutex_lock(&b->lock);
+            pool__mutex_lock(&b->lock);
             if (!is_job) POOL__FETCH_ADD(&b->metrics.run, 1, POOL__RELAXED);
             if (!b->head && !b->shutdown) pool__blocking_spin(b);
         } else if (b->shutdown || !pool__blocking_idle_wait(b)) {
@@ -2811,27 +3100,29 @@ static void *pool__blocking_main(void *arg) {
            join it, and the pool may never be destroyed (the default pool
            is not), so it detaches itself and leaves nothing behind. */
         b->have_last_exited = 0;
-        pthread_detach(pthread_self());
+        pool__thread_detach_self();
     } else {
-        b->have_last_exited = 1, b->last_exited = pthread_self();
+        b->have_last_exited = 1, b->last_exited = pool__thread_self();
     }
-    if (b->metrics.threads == 0) pthread_cond_broadcast(&b->all_exited);
-    pthread_mutex_unlock(&b->lock);
+    if (b->metrics.threads == 0) pool__cond_broadcast(&b->all_exited);
+    pool__mutex_unlock(&b->lock);
     /* From here on p may be freed: pool_destroy waits only for the lock
        and then joins this thread, which first joins its predecessor. */
     if (have_previous) pool__thread_join(previous);
     pool__blocking_home = NULL;
-    return NULL;
+    return 0;
 }
 
 /* Under the lock. */
 static int pool__blocking_spawn(pool *p) {
     pool__blocking *b = &p->blocking;
     pool__thread t;
+    memset(&t, 0, sizeof t);
     if (pool__thread_start(&t, pool__blocking_main, p, p->stack_size) != 0) {
         POOL__METRIC_ADD(b, failed, 1);
         return EAGAIN;
     }
+    pool__thread_forget(t); /* joined through pool__thread_self, see pool__blocking_main */
     POOL__METRIC_ADD(b, threads, 1);
     POOL__METRIC_ADD(b, started, 1);
     return 0;
@@ -2842,7 +3133,7 @@ static int pool__blocking_spawn(pool *p) {
 static int pool__blocking_submit(pool *p, pool_task *t) {
     pool__blocking *b = &p->blocking;
     int rc = 0;
-    pthread_mutex_lock(&b->lock);
+    pool__mutex_lock(&b->lock);
     if (b->shutdown) {
         rc = ECANCELED;
     } else if (b->metrics.queued < b->spinning) {
@@ -2850,14 +3141,14 @@ static int pool__blocking_submit(pool *p, pool_task *t) {
     } else if (b->metrics.idle > b->notified) {
         b->notified++;
         pool__blocking_push(b, t);
-        pthread_cond_signal(&b->work_ready);
+        pool__cond_signal(&b->work_ready);
     } else if ((b->metrics.threads < b->max_threads && pool__blocking_spawn(p) == 0) ||
                b->metrics.threads > 0) {
         pool__blocking_push(b, t);
     } else {
         rc = EAGAIN; /* no thread, and none could be started */
     }
-    pthread_mutex_unlock(&b->lock);
+    pool__mutex_unlock(&b->lock);
     return rc;
 }
 
@@ -2951,7 +3242,7 @@ POOL__IMPL int pool_wait_blocking_job(pool_blocking_job *job) {
 static void pool__blocking_shutdown(pool *p, int skip_optional) {
     pool__blocking *b = &p->blocking;
     pool_task *skipped = NULL, **link, *t;
-    pthread_mutex_lock(&b->lock);
+    pool__mutex_lock(&b->lock);
     b->shutdown = 1;
     for (link = &b->head, b->tail = NULL; (t = *link) != NULL;) {
         if (skip_optional && t->run == pool__blocking_job_run &&
@@ -2965,8 +3256,8 @@ static void pool__blocking_shutdown(pool *p, int skip_optional) {
             link = &t->pool__next;
         }
     }
-    pthread_cond_broadcast(&b->work_ready);
-    pthread_mutex_unlock(&b->lock);
+    pool__cond_broadcast(&b->work_ready);
+    pool__mutex_unlock(&b->lock);
 
     for (; skipped; skipped = t) {
         pool_blocking_job *job = pool__blocking_job_of(skipped);
@@ -2976,9 +3267,9 @@ static void pool__blocking_shutdown(pool *p, int skip_optional) {
         pool__blocking_job_finish(job, ECANCELED);
     }
 
-    pthread_mutex_lock(&b->lock);
-    while (b->metrics.threads > 0) pthread_cond_wait(&b->all_exited, &b->lock);
-    pthread_mutex_unlock(&b->lock);
+    pool__mutex_lock(&b->lock);
+    while (b->metrics.threads > 0) pool__cond_wait(&b->all_exited, &b->lock);
+    pool__mutex_unlock(&b->lock);
     if (b->have_last_exited) pool__thread_join(b->last_exited);
 }
 
@@ -2987,6 +3278,10 @@ static void pool__blocking_shutdown(pool *p, int skip_optional) {
 /*
 ------------------------------------------------------------------------------
 VERSION HISTORY
+  0.2.0  per-worker stats and pool_stats_print; POOL_TRACE and
+         pool_trace_write; CPU pinning; cgroup-aware default size; fork
+         safety; native Windows threads and WaitOnAddress; FreeBSD
+         _umtx_op and macOS ulock/os_sync wait; POOL__THREAD_CREATE hook
   0.1.0  first release: work-stealing core, sleep protocol, fork-join,
          scopes, parallel_for, detached tasks, blocking pool
 ------------------------------------------------------------------------------

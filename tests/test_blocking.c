@@ -22,11 +22,7 @@
  *    ECANCELED, and every accepted one runs; EDEADLK for pool_destroy from
  *    a blocking task; EINVAL for bad arguments.
  */
-#include <pthread.h>
-
-static int test_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-                               void *arg);
-#define POOL__PTHREAD_CREATE test_pthread_create
+#define POOL__THREAD_CREATE test_thread_create
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
@@ -36,15 +32,15 @@ static atomic_int creation_fails; /* nonzero: every thread creation fails */
 static atomic_int blocking_creations; /* blocking-thread creations so far */
 static atomic_int blocking_fail_only = -1; /* >= 0: that blocking creation fails */
 
-static void *pool__blocking_main(void *arg);
+static POOL__THREAD_PROC(pool__blocking_main);
 
-static int test_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-                               void *arg) {
+static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
+                              void *arg) {
     if (atomic_load(&creation_fails)) return EAGAIN;
     if (fn == pool__blocking_main &&
         atomic_fetch_add(&blocking_creations, 1) == atomic_load(&blocking_fail_only))
         return EAGAIN;
-    return pthread_create(t, attr, fn, arg);
+    return pool__thread_create_native(t, stack_size, fn, arg);
 }
 
 static pool *make_pool(int threads, int max_blocking, unsigned keep_alive_ms, const char *name) {

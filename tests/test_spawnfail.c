@@ -1,8 +1,8 @@
 /* test_spawnfail.c - every accepted piece of work completes, and nothing
  * hangs, when worker threads cannot be created.
  *
- * Thread creation goes through a stand-in for pthread_create (pool.h's
- * private POOL__PTHREAD_CREATE hook) that fails by a schedule:
+ * Thread creation goes through a stand-in (pool.h's private
+ * POOL__THREAD_CREATE hook) that fails by a schedule:
  *  - every call from the k-th on fails, for k = 0 (no thread at all), 1, 2
  *    and 3 (a pool of 4 that never gets its last thread);
  *  - only call i fails, for every i in 0..3 (the pool must carry on with
@@ -20,18 +20,14 @@
  * must match the stand-in's: threads_started is its successes and
  * threads_failed its failures.
  */
-#include <pthread.h>
-
-static int test_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-                               void *arg);
-#define POOL__PTHREAD_CREATE test_pthread_create
+#define POOL__THREAD_CREATE test_thread_create
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
 #include "test.h"
 
 /* ------------------------------------------------------------------------ */
-/* The failing pthread_create                                               */
+/* The failing thread creation                                              */
 /* ------------------------------------------------------------------------ */
 
 /* The healthy pool is told apart by its stack size: only its threads are
@@ -56,18 +52,16 @@ static int schedule_fails(int call) {
     return 1;
 }
 
-static int test_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-                               void *arg) {
-    size_t stack = 0;
+static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
+                              void *arg) {
     int fail;
-    if (attr && pthread_attr_getstacksize(attr, &stack) == 0 && stack == HEALTHY_STACK)
-        return pthread_create(t, attr, fn, arg);
+    if (stack_size == HEALTHY_STACK) return pool__thread_create_native(t, stack_size, fn, arg);
     pthread_mutex_lock(&sched.lock);
     fail = schedule_fails(sched.calls++);
     if (fail) sched.failures++;
     else sched.successes++;
     pthread_mutex_unlock(&sched.lock);
-    return fail ? EAGAIN : pthread_create(t, attr, fn, arg);
+    return fail ? EAGAIN : pool__thread_create_native(t, stack_size, fn, arg);
 }
 
 static void schedule_set(enum schedule_kind kind, int index) {
