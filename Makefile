@@ -4,7 +4,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-.PHONY: all test test-tsan test-asan test-valgrind check soak model examples bench clean
+.PHONY: all test test-tsan test-asan test-valgrind check soak model examples bench bench-stats clean
 
 all: examples
 
@@ -53,6 +53,10 @@ examples:
 
 bench:
 	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/run.sh
+
+# What the statistics counters cost: bench/fib.c with and without POOL_NO_STATS.
+bench-stats:
+	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/stats_cost.sh
 
 clean:
 	rm -rf $(BUILD)
