@@ -4,7 +4,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-.PHONY: all test test-tsan test-asan test-valgrind check soak model examples bench clean
+.PHONY: all test test-tsan test-asan test-valgrind check soak model examples trace-svg bench clean
 
 all: examples
 
@@ -50,6 +50,17 @@ examples:
 		$(CC) -O2 -Wall -Wextra -Werror -pthread $$src -o $$exe; \
 		$$exe; \
 	done
+
+# examples/trace.c (built with POOL_TRACE) writes the trace of a real run;
+# examples/tools/trace2svg.c checks it and draws it: build/trace.json (open
+# it in ui.perfetto.dev or chrome://tracing) and build/trace.svg.
+trace-svg:
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -Wall -Wextra -Werror -o $(BUILD)/trace2svg examples/tools/trace2svg.c
+	$(CC) -O2 -Wall -Wextra -Werror -pthread -o $(BUILD)/trace examples/trace.c
+	$(BUILD)/trace $(BUILD)/trace.json
+	$(BUILD)/trace2svg --check $(BUILD)/trace.json
+	$(BUILD)/trace2svg $(BUILD)/trace.json $(BUILD)/trace.svg
 
 bench:
 	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/run.sh
