@@ -4,7 +4,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-.PHONY: all test test-tsan test-asan test-valgrind check soak model examples bench bench-stats clean
+.PHONY: all test test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench bench-stats clean
 
 all: examples
 
@@ -25,7 +25,7 @@ test-valgrind:
 	sh tests/need.sh valgrind valgrind
 	CC="$(CC)" SANITIZE=valgrind BUILD=$(BUILD)/tests-valgrind sh tests/run.sh
 
-check: test test-tsan test-asan test-valgrind
+check: test test-tsan test-asan test-valgrind readme
 
 # tests/test_soak.c at full size: 10^8 joins and 10^7 outside submits, at 1
 # and at 16 threads, with POOL_CHAOS widening every race window (make test
@@ -50,6 +50,21 @@ examples:
 		$(CC) -O2 -Wall -Wextra -Werror -pthread $$src -o $$exe; \
 		$$exe; \
 	done
+
+# Every C program in README.md, built as a reader would and run.
+readme:
+	CC="$(CC)" BUILD=$(BUILD)/readme sh tests/readme.sh
+
+# examples/trace.c (built with POOL_TRACE) writes the trace of a real run;
+# examples/tools/trace2svg.c checks it and draws it: build/trace.json (open
+# it in ui.perfetto.dev or chrome://tracing) and build/trace.svg.
+trace-svg:
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -Wall -Wextra -Werror -o $(BUILD)/trace2svg examples/tools/trace2svg.c
+	$(CC) -O2 -Wall -Wextra -Werror -pthread -o $(BUILD)/trace examples/trace.c
+	$(BUILD)/trace $(BUILD)/trace.json
+	$(BUILD)/trace2svg --check $(BUILD)/trace.json
+	$(BUILD)/trace2svg $(BUILD)/trace.json $(BUILD)/trace.svg
 
 bench:
 	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/run.sh

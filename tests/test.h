@@ -2,7 +2,8 @@
  *
  * Include it *after* pool.h: pool.h (with POOL_IMPLEMENTATION) must be the
  * first header of a test program so that the feature-test macros it may
- * define take effect.
+ * define take effect. A test of something other than pool.h (the trace
+ * tools) may include it alone: test_pool and test_fib are then left out.
  *
  *   CHECK(cond)            on failure prints file:line and the expression,
  *                          counts the failure, and carries on.
@@ -218,6 +219,8 @@ TEST__UNUSED static int test_threads_named(const char *name) {
 /* A shared fork-join workload                                              */
 /* ------------------------------------------------------------------------ */
 
+#ifdef POOL_H
+
 /* A pool with exactly `threads` workers (0: the default count); exits the
    test if it cannot be created. */
 TEST__UNUSED static pool *test_pool(int threads) {
@@ -250,6 +253,7 @@ TEST__UNUSED static void test_fib(void *arg) {
     pool_join(test_fib_pool, test_fib, &a, test_fib, &b);
     f->result = a.result + b.result;
 }
+#endif /* POOL_H */
 
 TEST__UNUSED static void test_watchdog_dump(void (*fn)(void)) {
     pthread_mutex_lock(&test__wd_lock);

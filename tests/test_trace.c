@@ -1,0 +1,206 @@
+/* test_trace.c - POOL_TRACE: the file pool_trace_write writes for a real
+ * run is a valid Chrome trace (tests/trace_json.h checks every event, the
+ * order of each lane and the nesting of its spans), its lanes are named
+ * as documented, and what it records agrees with the pool's own counters:
+ * per worker, as many job spans as jobs run, steals as jobs stolen,
+ * sleeps as sleeps and wake-ups; as many tasks injected as the pool
+ * counted. A run too long for the rings loses its oldest events and
+ * still gives a valid trace.
+ */
+#define POOL_TRACE
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+#include "trace_json.h"
+#include "test.h"
+
+#ifndef POOL_TRACE_EVENTS
+/* A pool.h from before tracing (no POOL_TRACE_EVENTS once POOL_TRACE is
+   defined): nothing to test yet. Remove once pool.h has POOL_TRACE. */
+int main(void) {
+    printf("test_trace: this pool.h has no POOL_TRACE; skipped\n");
+    return 0;
+}
+#else
+
+static char err[512];
+
+/* Per lane, what the counters can be compared with. */
+struct tally {
+    long wakeups[64]; /* sleep spans that ended, per worker lane */
+};
+
+static int tally_event(void *ctx, const struct trace_event *ev) {
+    struct tally *t = (struct tally *)ctx;
+    if (ev->ph == 'E' && !ev->unclosed && !ev->orphan && strcmp(ev->name, "sleep") == 0 && ev->tid >= 0 &&
+        ev->tid < 64)
+        t->wakeups[ev->tid]++;
+    return 0;
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    buf = (char *)malloc((size_t)n + 1);
+    if (buf) buf[*len = fread(buf, 1, (size_t)n, f)] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* ---- a workload with every kind of event ---- */
+
+static atomic_int tasks_done;
+
+static void count_task(pool_task *t) {
+    (void)t;
+    atomic_fetch_add(&tasks_done, 1);
+}
+
+static void blocking_run(pool_blocking_job *job) {
+    (void)job;
+    test_sleep_us(1000);
+}
+
+static void workload(pool *p) {
+    static pool_task scoped[50], batch[64];
+    pool_task *ptrs[64];
+    pool_scope scope;
+    pool_blocking_job job = POOL_BLOCKING_JOB_INIT(blocking_run);
+    test_fib_arg f = { 20, 0 };
+    int i;
+    test_fib_pool = p;
+    pool_call(p, test_fib, &f); /* joins, steals, an inject from outside */
+    CHECK_EQ_I64(f.result, 6765);
+    test_sleep_us(3000); /* the workers fall asleep */
+    pool_scope_init(&scope, p);
+    for (i = 0; i < 50; i++) {
+        scoped[i] = (pool_task)POOL_TASK_INIT(count_task);
+        CHECK(pool_scope_spawn(&scope, &scoped[i]) == 0);
+    }
+    pool_scope_wait(&scope);
+    test_sleep_us(3000);
+    for (i = 0; i < 64; i++) batch[i] = (pool_task)POOL_TASK_INIT(count_task), ptrs[i] = &batch[i];
+    CHECK(pool_submit_batch(p, ptrs, 64) == 0);
+    while (atomic_load(&tasks_done) < 114) test_sleep_us(100);
+    CHECK(pool_submit_blocking_job(p, &job) == 0);
+    CHECK(pool_wait_blocking_job(&job) == 0);
+}
+
+/* Writes p's trace while p is quiescent (its counters the same before and
+   after), and reads it back. */
+static char *trace_of(pool *p, const char *path, size_t *len, pool_stats *st) {
+    pool_stats again;
+    int tries;
+    for (tries = 0; tries < 50; tries++) {
+        test_sleep_us(20000); /* every worker asleep */
+        pool_stats_get(p, st);
+        CHECK_EQ_I64(pool_trace_write(p, path), 0);
+        pool_stats_get(p, &again);
+        if (memcmp(st, &again, sizeof again) == 0) break;
+    }
+    CHECK(tries < 50);
+    return slurp(path, len);
+}
+
+static void test_real_run(const char *path) {
+    pool *p = test_pool(2);
+    struct trace_summary s;
+    struct tally t;
+    pool_stats st;
+    pool_worker_stats ws;
+    const struct trace_lane *l;
+    size_t len = 0;
+    char *json;
+    int w;
+    long injected = 0;
+    double start = test_now();
+
+    workload(p);
+    json = trace_of(p, path, &len, &st);
+    CHECK(json != NULL);
+    if (!json) return;
+    memset(&t, 0, sizeof t);
+    CHECK_MSG(trace_walk(json, len, 0, tally_event, &t, &s, err, sizeof err) == 0, "%.200s", err);
+    trace_summary_print(&s, stdout);
+    CHECK_EQ_I64(s.total.orphan_ends, 0); /* nothing overflowed */
+    CHECK(s.ts_min >= 0 && s.ts_max <= (test_now() - start) * 1e6);
+    for (w = 0; w < 2; w++) {
+        char name[24];
+        snprintf(name, sizeof name, "pool-%d", w);
+        l = trace_lane_find(&s, 1, w);
+        CHECK_MSG(l != NULL, "no lane for worker %d", w);
+        CHECK(pool_worker_stats_get(p, w, &ws) == 0);
+        if (!l || !ws.started) continue;
+        CHECK_MSG(strcmp(l->name, name) == 0, "worker %d is \"%s\"", w, l->name);
+        CHECK_EQ_I64(l->jobs, ws.jobs_run);
+        CHECK_EQ_I64(l->steals, ws.jobs_stolen);
+        CHECK_EQ_I64(l->sleeps, ws.sleeps);
+        CHECK_EQ_I64(t.wakeups[w], ws.wakeups);
+        CHECK(l->open_at_end <= 1); /* asleep, at most */
+    }
+    for (w = 0; w < s.num_lanes; w++) {
+        l = &s.lanes[w];
+        injected += l->injected_tasks;
+        if (l->tid >= 1000 && l->tid < 2000) CHECK_MSG(strncmp(l->name, "pool-blk-", 9) == 0, "%s", l->name);
+        if (l->tid >= 2000) CHECK_MSG(strncmp(l->name, "outside-", 8) == 0, "%s", l->name);
+        CHECK_MSG(l->tid >= 0 && (l->tid < 2 || l->tid >= 1000), "tid %lld", (long long)l->tid);
+    }
+    CHECK_EQ_I64(injected, st.jobs_injected);
+    CHECK(injected >= 1 + 50 + 64);
+    CHECK_EQ_I64(s.total.blocking, 1);
+    CHECK(s.total.steals >= 1 || st.threads_started < 2);
+    trace_summary_free(&s);
+    free(json);
+
+    CHECK_EQ_I64(pool_trace_write(p, NULL), EINVAL);
+    CHECK_EQ_I64(pool_trace_write(p, "/nonexistent-dir/trace.json"), ENOENT);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+/* More events than a ring holds: the oldest go, the file stays valid. */
+static void test_overflow(const char *path) {
+    pool *p = test_pool(2);
+    struct trace_summary s;
+    test_fib_arg f = { 24, 0 };
+    pool_stats st;
+    size_t len = 0;
+    char *json;
+    int k;
+    long most = 0;
+    test_fib_pool = p;
+    pool_call(p, test_fib, &f); /* 75,024 joins: more events than 2 rings hold */
+    CHECK_EQ_I64(f.result, 46368);
+    json = trace_of(p, path, &len, &st);
+    if (!json) return;
+    CHECK_MSG(trace_check(json, len, &s, err, sizeof err) == 0, "%.200s", err);
+    trace_summary_print(&s, stdout);
+    for (k = 0; k < s.num_lanes; k++) {
+        CHECK(s.lanes[k].events <= POOL_TRACE_EVENTS);
+        if (s.lanes[k].events > most) most = s.lanes[k].events;
+    }
+    CHECK_EQ_I64(most, POOL_TRACE_EVENTS); /* a full ring, written whole */
+    CHECK(s.total.jobs < (long)st.jobs_run);
+    trace_summary_free(&s);
+    free(json);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+int main(void) {
+    char dir[] = "/tmp/test_trace.XXXXXX", path[64];
+    test_watchdog(120, "test_trace");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "mkdtemp failed\n");
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    test_real_run(path);
+    test_overflow(path);
+    remove(path);
+    rmdir(dir);
+    return test_finish("test_trace");
+}
+#endif
