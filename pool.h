@@ -146,10 +146,11 @@
      blocking_keep_alive_ms  an idle blocking thread exits after this;
                       0: 10000
      cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
-                      copied). Linux only: elsewhere, and for a CPU the
-                      system refuses, the worker runs unpinned, which its
-                      pool_worker_stats.cpu (-1) shows. Blocking threads
-                      are never pinned.
+                      copied). Linux and Windows (CPUs 0-63 of the
+                      thread's processor group); elsewhere, and for a CPU
+                      the system refuses, the worker runs unpinned, which
+                      its pool_worker_stats.cpu (-1) shows. Blocking
+                      threads are never pinned.
 
    LOOKING INSIDE
      pool_stats_get(p, &s)            totals (see struct pool_stats)
@@ -161,6 +162,10 @@
                       tasks) in Chrome's trace format: open it in
                       ui.perfetto.dev or chrome://tracing. Safe while the
                       pool runs; without POOL_TRACE it returns ENOTSUP.
+                      Besides the workers, 64 threads get a lane: blocking
+                      threads (a lane is freed when its thread exits) and
+                      threads outside the pool (kept for good); events of
+                      threads beyond that are not recorded.
 
    FORK
      After fork(), the child may use pool.h: its default pool is a new
@@ -2772,26 +2777,46 @@ static void pool__trace_write_event(FILE *f, int tid, const pool__trace_event *e
     fputc('}', f);
 }
 
-static void pool__trace_write_lane(FILE *f, pool *p, int index, pool__trace_event *buf) {
+/* Lane ids (Chrome's tid): worker i is i; the k-th blocking lane in the
+   file POOL__TRACE_BLOCKING_TID + k, the k-th outside one
+   POOL__TRACE_OUTSIDE_TID + k: above any worker index. */
+#define POOL__TRACE_BLOCKING_TID 100000
+#define POOL__TRACE_OUTSIDE_TID 200000
+
+/* A JSON string: the pool's name is the user's and may hold anything. */
+static void pool__trace_write_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void pool__trace_write_lane(FILE *f, pool *p, int index, pool__trace_event *buf,
+                                   int *blocking_lanes, int *outside_lanes) {
     pool__trace_lane *lane = &p->trace->lane[index];
     uint64_t first = 0;
     size_t n = pool__trace_copy_lane(lane, buf, &first), i;
-    char name[32];
+    char name[40];
     int tid;
     if (n == 0) return;
     if (index < p->num_threads) {
         tid = index;
         pool__format_thread_name(name, p->name, index);
     } else if (POOL__LOAD(&lane->blocking, POOL__RELAXED)) {
-        tid = 1000 + (index - p->num_threads);
+        tid = POOL__TRACE_BLOCKING_TID + *blocking_lanes;
         pool__format_thread_name(name, p->name, -1);
-        sprintf(name + strlen(name), "-%d", index - p->num_threads);
+        sprintf(name + strlen(name), "-%d", (*blocking_lanes)++);
     } else {
-        tid = 2000 + (index - p->num_threads);
-        sprintf(name, "outside-%d", index - p->num_threads);
+        tid = POOL__TRACE_OUTSIDE_TID + *outside_lanes;
+        sprintf(name, "outside-%d", (*outside_lanes)++);
     }
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
-               "\"args\":{\"name\":\"%s\"}}", tid, name);
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":", tid);
+    pool__trace_write_string(f, name);
+    fprintf(f, "}}");
     for (i = 0; i < n; i++) pool__trace_write_event(f, tid, &buf[i]);
 }
 #endif
@@ -2801,7 +2826,7 @@ POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
     pool *p;
     pool__trace_event *buf;
     FILE *f;
-    int i, rc = 0;
+    int i, rc = 0, blocking_lanes = 0, outside_lanes = 0;
     if (!path) return EINVAL;
     if (!(p = pool__resolve(cp))) return ENOMEM;
     if (!p->trace) return ENOTSUP;
@@ -2815,8 +2840,11 @@ POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
     }
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
-               "\"args\":{\"name\":\"pool %s\"}}", p->name);
-    for (i = 0; i < p->trace->lanes; i++) pool__trace_write_lane(f, p, i, buf);
+               "\"args\":{\"name\":");
+    pool__trace_write_string(f, p->name);
+    fprintf(f, "}}");
+    for (i = 0; i < p->trace->lanes; i++)
+        pool__trace_write_lane(f, p, i, buf, &blocking_lanes, &outside_lanes);
     fprintf(f, "\n]}\n");
     if (ferror(f)) rc = EIO;
     if (fclose(f) != 0 && !rc) rc = errno ? errno : EIO;

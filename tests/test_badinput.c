@@ -151,6 +151,33 @@ static void rows_blocking(void) {
     CHECK_EQ_I64(pool_wait_blocking_job(&never), EINVAL); /* row: wait, never submitted */
 }
 
+static void rows_introspection_and_pinning(void) {
+    pool_config cfg;
+    pool_worker_stats ws;
+    pool *p = (pool *)&cfg;
+    int cpu_low = -1, cpu_high = 1024;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_cpus = -1; /* row: CPU list */
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+    CHECK(p == NULL);
+    cfg.num_cpus = 1;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+    cfg.cpus = &cpu_low;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+    cfg.cpus = &cpu_high;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+    CHECK(p == NULL);
+    p = test_pool(2);
+    CHECK_EQ_I64(pool_worker_stats_get(p, 0, NULL), EINVAL); /* row: worker_stats_get */
+    CHECK_EQ_I64(pool_worker_stats_get(p, -1, &ws), EINVAL);
+    CHECK_EQ_I64(pool_worker_stats_get(p, 2, &ws), EINVAL);
+    CHECK_EQ_I64(pool_worker_stats_get(p, INT_MAX, &ws), EINVAL);
+    CHECK_EQ_I64(pool_stats_print(p, NULL), EINVAL);          /* row: stats_print */
+    CHECK_EQ_I64(pool_trace_write(p, NULL), EINVAL);          /* row: trace_write */
+    CHECK_EQ_I64(pool_trace_write(p, "/tmp/never-written.json"), ENOTSUP);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
 int main(void) {
     pool *p;
     test_watchdog(60, "test_badinput");
@@ -164,6 +191,7 @@ int main(void) {
     CHECK_EQ_I64(pool_destroy(p), 0);
     rows_scope_and_submit();
     rows_blocking();
+    rows_introspection_and_pinning(); /* the fork row: test_fork */
     if (test_failures()) {
         printf("test_badinput: %ld check(s) FAILED\n", test_failures());
         return 1;

@@ -11,8 +11,8 @@
  *
  * The trace is checked first (tests/trace_json.h: the same checker the
  * tests use) and refused with a message if it is not valid. Lanes run top
- * to bottom by tid: workers, then blocking threads (tid 1000 + k), then
- * threads outside the pool (2000 + k), each labelled with its thread name.
+ * to bottom by tid: workers, then blocking threads (tid 100000 + k), then
+ * threads outside the pool (200000 + k), each labelled with its thread name.
  * In a lane, a "job" is a blue bar, darker and thinner for each job it
  * runs inside (a join that runs other work while it waits); "blocking" is
  * orange; "sleep" (blocked in the kernel) is hatched grey; spans of any
