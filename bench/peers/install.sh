@@ -2,6 +2,7 @@
 # bench/peers/install.sh - installs the Debian packages that bench/peers needs, those that are
 # missing, with apt-get (through sudo when not root), as tests/need.sh does for one tool.
 # Exits non-zero if any is still missing afterwards. `make bench-peers` runs it first.
+# With --check it installs nothing and only says, by its exit status, whether all are there.
 #
 #   g++                 oneTBB's program (C++)
 #   clang, libomp-dev   LLVM OpenMP (clang -fopenmp links libomp)
@@ -31,6 +32,7 @@ if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>
 fi
 need=$(missing)
 [ -z "$need" ] && exit 0
+[ "${1:-}" = --check ] && exit 1
 
 SUDO=
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
