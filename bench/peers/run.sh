@@ -8,6 +8,7 @@
 #                 itself does a warm-up run and then up to 10 timed runs, reporting their median;
 #                 the table shows the median over the repetitions)
 #   RUNTIMES="pool.h gnu-omp llvm-omp tbb rayon"   which ones (pool.h alone needs only a C compiler)
+#   WORKLOADS="fib nqueens utree quicksort sum submit wake idle"   which ones
 #   QUICK=1       tiny sizes and one repetition, results under build/: a smoke test (CI)
 #   OUT=bench/results   where latest.csv, latest-runs.csv, latest-meta.txt and the chart go
 #   BUILD=build   build directory (the programs go to $BUILD/peers)
@@ -31,7 +32,7 @@ cd "$(dirname "$0")/../.." || exit 1
 ALL_RUNTIMES="pool.h gnu-omp llvm-omp tbb rayon"
 THREADS=${THREADS:-2}
 RUNTIMES=${RUNTIMES:-$ALL_RUNTIMES}
-WORKLOADS="fib nqueens utree quicksort sum submit wake idle"
+WORKLOADS=${WORKLOADS:-fib nqueens utree quicksort sum submit wake idle}
 B=${BUILD:-build}/peers
 case $B in /*) ;; *) B=$(pwd)/$B ;; esac
 if [ -n "${QUICK:-}" ] && [ "$QUICK" != 0 ]; then
@@ -43,7 +44,8 @@ else
 fi
 # bench/results holds the committed results of a full run: only a full run of every runtime
 # writes there unless OUT says otherwise.
-if [ -z "$QUICK" ] && [ "$RUNTIMES" = "$ALL_RUNTIMES" ]; then
+if [ -z "$QUICK" ] && [ "$RUNTIMES" = "$ALL_RUNTIMES" ] &&
+   [ "$WORKLOADS" = "fib nqueens utree quicksort sum submit wake idle" ]; then
     OUT=${OUT:-bench/results}
 else
     OUT=${OUT:-$B/results}
