@@ -10,6 +10,8 @@
 #   RUNTIMES="pool.h gnu-omp llvm-omp tbb rayon"   which ones (pool.h alone needs only a C compiler)
 #   WORKLOADS="fib nqueens utree quicksort sum submit wake idle"   which ones
 #   QUICK=1       tiny sizes and one repetition, results under build/: a smoke test (CI)
+#   SIZES="fib=25 sum=10000000"   other sizes than the issue's for some workloads (the SIZE
+#                 argument of workloads.h; results under build/)
 #   OUT=bench/results   where latest.csv, latest-runs.csv, latest-meta.txt and the chart go
 #   BUILD=build   build directory (the programs go to $BUILD/peers)
 #   CC, CXX       the C compiler for pool.h (cc) and the C++ compiler for oneTBB (g++); GNU
@@ -44,7 +46,7 @@ else
 fi
 # bench/results holds the committed results of a full run: only a full run of every runtime
 # writes there unless OUT says otherwise.
-if [ -z "$QUICK" ] && [ "$RUNTIMES" = "$ALL_RUNTIMES" ] &&
+if [ -z "$QUICK" ] && [ -z "${SIZES:-}" ] && [ "$RUNTIMES" = "$ALL_RUNTIMES" ] &&
    [ "$WORKLOADS" = "fib nqueens utree quicksort sum submit wake idle" ]; then
     OUT=${OUT:-bench/results}
 else
@@ -132,6 +134,7 @@ pkgver() {
     echo "threads: $THREADS"
     echo "reps: $REPS"
     echo "quick: ${QUICK:-0}"
+    echo "sizes: ${SIZES:-default}"
     # shellcheck disable=SC1091
     echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), kernel $(uname -r)"
     echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)$(git status --porcelain 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
@@ -216,6 +219,9 @@ while [ "$rep" -le "$REPS" ]; do
     for w in $WORKLOADS; do
         size=
         [ -n "$QUICK" ] && size=$(quick_size "$w")
+        for kv in ${SIZES:-}; do
+            [ "${kv%%=*}" = "$w" ] && size=${kv#*=}
+        done
         TAG="rep=$rep"
         for rt in $order; do
             # shellcheck disable=SC2086  # an empty size is no argument
