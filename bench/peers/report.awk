@@ -1,6 +1,6 @@
 # bench/peers/report.awk - the table of a bench/peers/run.sh run.
 #
-#   awk -v runtimes="pool.h gnu-omp ..." -v out=DIR -f bench/peers/report.awk RUNS
+#   awk -v runtimes="pool.h gnu-omp ..." -v out=DIR -f bench/peers/fmt.awk -f bench/peers/report.awk RUNS
 #
 # RUNS has one line per metric per program run: "rep=R metric=M runtime=X ... value=V unit=U
 # checksum=C". Prints the table (median over the repetitions of each metric on each runtime,
@@ -9,14 +9,6 @@
 # disagree on its checksum or a runtime has no value for a metric.
 #
 # Every metric is lower-is-better, so ratio = pool.h / best peer: below 1, pool.h is faster.
-
-function fmt(v) {
-    if (v == "") return "-"
-    if (v >= 100) return sprintf("%.0f", v)
-    if (v >= 10) return sprintf("%.1f", v)
-    if (v >= 1) return sprintf("%.2f", v)
-    return sprintf("%.3f", v)
-}
 
 # The median of vals[key, 1..n] (upper median for even n, as the programs take theirs).
 function median(key, n,    i, j, t, a) {

@@ -13,8 +13,9 @@ md=bench/RESULTS.md
 for f in "$csv" "$meta"; do
     [ -s "$f" ] || { echo "results_md.sh: no $f: run make bench-peers first" >&2; exit 1; }
 done
-if [ "$(sed -n 's/^quick: //p' "$meta")" = 1 ]; then
-    echo "results_md.sh: $dir is a QUICK=1 run (tiny sizes): not a result" >&2
+if [ "$(sed -n 's/^quick: //p' "$meta")" = 1 ] ||
+   [ "$(sed -n 's/^sizes: //p' "$meta")" != default ]; then
+    echo "results_md.sh: $dir is not a run at the issue's sizes (QUICK or SIZES was set)" >&2
     exit 1
 fi
 get() { sed -n "s/^$1: //p" "$meta" | head -n 1; }
@@ -56,14 +57,7 @@ esac
     echo "Median of each metric; every metric is lower-is-better, the best in bold. *pool.h / best* is pool.h's"
     echo "result divided by the best of the other four: below 1, pool.h is ahead of all of them."
     echo
-    awk -F, '
-        function fmt(v) {
-            if (v == "") return "-"
-            if (v >= 100) return sprintf("%.0f", v)
-            if (v >= 10) return sprintf("%.1f", v)
-            if (v >= 1) return sprintf("%.2f", v)
-            return sprintf("%.3f", v)
-        }
+    awk -F, "$(cat bench/peers/fmt.awk)"'
         NR == 1 {
             for (i = 4; i <= NF && $i != "best_peer"; i++) last = i
             printf "| workload | unit |"

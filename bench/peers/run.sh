@@ -241,7 +241,7 @@ echo "(the repetitions took $(( $(date +%s) - start )) s)"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$meta"
 
 # ---- results ----
-awk -v runtimes="$RUNTIMES" -v out="$OUT" -f bench/peers/report.awk "$raw"
+awk -v runtimes="$RUNTIMES" -v out="$OUT" -f bench/peers/fmt.awk -f bench/peers/report.awk "$raw"
 rc=$?
 [ "$rc" -ne 0 ] && failures=$((failures + 1))
 
