@@ -41,13 +41,17 @@
  *  wake (2000)     SIZE rounds of {sleep 2 ms, so the runtime goes idle; from the main thread
  *                  record the time and submit one task; the task records when it starts}. The
  *                  next round's sleep follows the submission at once; after it the previous task
- *                  must have run (if not, the runtime's wait is called). Metrics: median and p99
+ *                  must have run (if not, the main thread waits for it: with the runtime's wait
+ *                  where it has one, OpenMP's taskwait and TBB's task_group::wait, which may run
+ *                  the task on the main thread itself; else, pool.h and Rayon, by yielding until
+ *                  a worker has run it). Metrics: median and p99
  *                  of start - submit in microseconds, and the CPU time that every thread except
  *                  the main one burned per second of the rounds (a spinning runtime shows here).
  *                  Checksum: the number of rounds whose task ran.
- *  idle (1000)     a burst of fib(24) from the main thread, repeated for 300 ms, then SIZE ms of
- *                  sleep in the main thread: metric the CPU time of the whole process during the
- *                  sleep, in milliseconds per second. Checksum: fib(24) (46368).
+ *  idle (1000)     a burst of fib(24) from the main thread, repeated for 300 ms (30 ms when SIZE
+ *                  is below 1000), then SIZE ms of sleep in the main thread: metric the CPU time
+ *                  of the whole process during the sleep, in milliseconds per second. Checksum:
+ *                  fib(24) (46368).
  *
  * Times are CLOCK_MONOTONIC, which all threads share; CPU times CLOCK_PROCESS_CPUTIME_ID (every
  * thread of the process) and CLOCK_THREAD_CPUTIME_ID.
