@@ -61,6 +61,8 @@ npeers=$(head -n 1 "$dat" | awk -F'\t' '{ print NF - 1 }')
 get() { sed -n "s/^$1: //p" "$meta" 2>/dev/null | head -n 1; }
 title="pool.h's result divided by each peer's, $(get threads) threads: below 1, pool.h does better"
 subtitle="$(get date), $(get cpu) ($(get cpus) CPUs), median of $(get reps) runs; lower is better in every workload"
+[ "$(get quick)" = 1 ] && subtitle="$subtitle; QUICK=1: tiny sizes, meaningless"
+[ -n "$(get sizes)" ] && [ "$(get sizes)" != default ] && subtitle="$subtitle; sizes: $(get sizes)"
 [ -n "$skipped" ] && subtitle="$subtitle; not drawn (peer measured 0):$skipped"
 
 # y axis: log10 of the ratio, labelled with the ratio; a little room above and below.
