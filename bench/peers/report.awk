@@ -8,6 +8,10 @@
 # (the table) and DIR/latest-runs.csv (every value), and exits 1 if two runs of one workload
 # disagree on its checksum or a runtime has no value for a metric.
 #
+# The wake rows also get, in the CSV's last column os_floor, the median of the same metric
+# measured on a plain thread blocked on a condition variable (runtime "os-floor", metrics
+# floor_*), which the table prints as a note.
+#
 # Every metric is lower-is-better, so ratio = pool.h / best peer: below 1, pool.h is faster.
 
 # The median of vals[key, 1..n] (upper median for even n, as the programs take theirs).
@@ -81,7 +85,7 @@ END {
     csv = out "/latest.csv"
     printf "metric,label,unit" > csv
     for (j = 1; j <= nrt; j++) printf ",%s", rt[j] >> csv
-    print ",best_peer,best_peer_value,ratio,target,verdict" >> csv
+    print ",best_peer,best_peer_value,ratio,target,verdict,os_floor" >> csv
 
     printf "\n%-34s %-5s", "workload (" threads " threads)", "unit"
     for (j = 1; j <= nrt; j++) printf " %9s", rt[j]
@@ -120,11 +124,21 @@ END {
 
         printf "%s,%s,%s", m, label(m, size[m]), unit[m] >> csv
         for (j = 1; j <= nrt; j++) printf ",%s", med[j] == "" ? "" : sprintf("%.6g", med[j]) >> csv
-        printf ",%s,%s,%s,%s,%s\n", bestrt, best == "" ? "" : sprintf("%.6g", best), ratio,
-            t == "fastest" ? "fastest" : (t == "" ? "" : "<= " t " " unit[m]), verdict >> csv
+        fl = ""
+        if (m ~ /^wake_/) {
+            k = "floor_" substr(m, 6) SUBSEP "os-floor"
+            if (count[k]) fl = median(k, count[k])
+            floor_of[m] = fl
+        }
+        printf ",%s,%s,%s,%s,%s,%s\n", bestrt, best == "" ? "" : sprintf("%.6g", best), ratio,
+            t == "fastest" ? "fastest" : (t == "" ? "" : "<= " t " " unit[m]), verdict,
+            fl == "" ? "" : sprintf("%.6g", fl) >> csv
         verdicts[i] = verdict; targets[i] = t
     }
 
+    if (floor_of["wake_median"] != "")
+        printf "\nos-floor (wake's rounds on a plain thread blocked on a condition variable): median %s us, p99 %s us\n",
+            fmt(floor_of["wake_median"]), fmt(floor_of["wake_p99"])
     if (have_pool) {
         printf "\npool.h against the targets of issue 5 (set for 2 threads on 2 cores):\n"
         for (i = 1; i <= nm; i++) {

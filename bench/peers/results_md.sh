@@ -76,6 +76,14 @@ esac
             r = $(last + 3)
             printf " %s | %s |\n", $(last + 1), r == "" ? "-" : (r == "inf" ? "inf" : sprintf("%.2f", r))
         }' "$csv"
+    awk -F, "$(cat bench/peers/fmt.awk)"'
+        NR == 1 { for (i = 1; i <= NF; i++) if ($i == "os_floor") c = i; next }
+        c && $1 == "wake_median" { med = $c }
+        c && $1 == "wake_p99" { p99 = $c }
+        END {
+            if (med != "")
+                printf "\nFor reference (*os-floor*): the same wake rounds handed to a plain thread blocked on a pthread condition variable, the floor for waking a thread that sleeps on this machine: median %s us, p99 %s us.\n", fmt(med), fmt(p99)
+        }' "$csv"
     echo
     if [ -s "$dir/ratios.svg" ]; then
         echo "![pool.h's result divided by each peer's, per workload]($chart)"

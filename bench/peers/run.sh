@@ -195,6 +195,8 @@ summarize() {
             if (f["metric"] == w) s = s " " f["runtime"] " " v f["unit"]
             else if (w == "wake" && f["metric"] == "wake_median") s = s " " f["runtime"] " " v
             else if (w == "wake" && f["metric"] == "wake_p99") s = s "/" v f["unit"]
+            else if (w == "wake" && f["metric"] == "floor_median") s = s " (os-floor " v
+            else if (w == "wake" && f["metric"] == "floor_p99") s = s "/" v f["unit"] ")"
         }
         END { print s }' "$raw"
 }
@@ -209,6 +211,11 @@ if [ -z "$QUICK" ]; then
         done
     done
 fi
+
+floor_rt=
+for rt in $RUNTIMES; do
+    case $rt in pool.h | gnu-omp | llvm-omp | tbb) floor_rt=${floor_rt:-$rt} ;; esac
+done
 
 start=$(date +%s)
 echo
@@ -227,6 +234,12 @@ while [ "$rep" -le "$REPS" ]; do
             # shellcheck disable=SC2086  # an empty size is no argument
             run_one "$rt" "$w" $size
         done
+        # For reference, the same rounds on a plain thread blocked on a condition variable: the
+        # floor for waking a thread that sleeps (any C program of the run measures it).
+        if [ "$w" = wake ] && [ -n "$floor_rt" ]; then
+            # shellcheck disable=SC2086
+            run_one "$floor_rt" floor $size
+        fi
         echo "rep $rep/$REPS $w:$(summarize "$rep" "$w")"
     done
     # rotate: the first runtime of this repetition goes last in the next

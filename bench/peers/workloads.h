@@ -48,6 +48,11 @@
  *                  of start - submit in microseconds, and the CPU time that every thread except
  *                  the main one burned per second of the rounds (a spinning runtime shows here).
  *                  Checksum: the number of rounds whose task ran.
+ *  floor (2000)    not a workload: the wake rounds handed to one plain thread blocked on a
+ *                  pthread condition variable (a futex on Linux) -- the operating system's floor
+ *                  for waking a sleeping thread, which any runtime whose threads sleep pays.
+ *                  Metrics floor_median, floor_p99, floor_cpu, runtime "os-floor"; run.sh runs it
+ *                  with the pool.h program.
  *  idle (1000)     a burst of fib(24) from the main thread, repeated for 300 ms (30 ms when SIZE
  *                  is below 1000), then SIZE ms of sleep in the main thread: metric the CPU time
  *                  of the whole process during the sleep, in milliseconds per second. Checksum:
@@ -63,6 +68,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -439,11 +445,13 @@ static uint64_t wl_quantile(uint64_t *v, size_t n, double q)
     return v[rank < n ? rank : n - 1];
 }
 
+static const char *wl_runtime; /* as printed: rt_name(), or "os-floor" */
+
 static void wl_print(const char *metric, double value, const char *unit, int runs, double min,
                      const char *checksum)
 {
     printf("metric=%s runtime=%s threads=%d size=%" PRIu64 " value=%.4f unit=%s runs=%d min=%.4f "
-           "checksum=%s\n", metric, rt_name(), wl_threads, wl_size, value, unit, runs, min,
+           "checksum=%s\n", metric, wl_runtime, wl_threads, wl_size, value, unit, runs, min,
            checksum);
     fflush(stdout);
 }
@@ -457,11 +465,12 @@ struct wl_job {
     char checksum[64];
 };
 
-enum { WL_FIB, WL_NQUEENS, WL_UTREE, WL_QUICKSORT, WL_SUM, WL_SUBMIT, WL_WAKE, WL_IDLE, WL_COUNT };
+enum { WL_FIB, WL_NQUEENS, WL_UTREE, WL_QUICKSORT, WL_SUM, WL_SUBMIT, WL_WAKE, WL_IDLE, WL_FLOOR,
+       WL_COUNT };
 static const char *const wl_names[WL_COUNT] = { "fib", "nqueens", "utree", "quicksort", "sum",
-                                                "submit", "wake", "idle" };
+                                                "submit", "wake", "idle", "floor" };
 static const uint64_t wl_default_size[WL_COUNT] = { 30, 11, 34, 10000000, 100000000, 1000000,
-                                                    2000, 1000 };
+                                                    2000, 1000, 2000 };
 
 /* Untimed preparation of one run. */
 static void wl_prepare(struct wl_job *j)
@@ -570,8 +579,56 @@ static void wl_timed(struct wl_job *j)
     wl_print(wl_names[j->which], (double)median / 1e6, "ms", runs, (double)min / 1e6, j->checksum);
 }
 
-static void wl_wake(int rounds)
+/* The floor: a helper thread that sleeps on a condition variable until the main thread hands it a
+ * probe. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct wl_probe *probe;
+    int quit;
+} wl_floor_state = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0 };
+
+static void *wl_floor_thread(void *arg)
 {
+    (void)arg;
+    pthread_mutex_lock(&wl_floor_state.lock);
+    for (;;) {
+        while (!wl_floor_state.probe && !wl_floor_state.quit)
+            pthread_cond_wait(&wl_floor_state.cond, &wl_floor_state.lock);
+        if (!wl_floor_state.probe)
+            break;
+        wl_probe_run(wl_floor_state.probe);
+        wl_floor_state.probe = NULL;
+    }
+    pthread_mutex_unlock(&wl_floor_state.lock);
+    return NULL;
+}
+
+/* wake's rounds, handed to wl_floor_thread. */
+static void wl_floor_rounds(struct wl_probe *probes, int rounds)
+{
+    int i;
+    for (i = 0; i < rounds; i++) {
+        if (!wl_wake_gap(probes, i))
+            while (!wl_probe_done(&probes[i - 1]))
+                sched_yield();
+        probes[i].submit_ns = wl_now_ns();
+        pthread_mutex_lock(&wl_floor_state.lock);
+        wl_floor_state.probe = &probes[i];
+        pthread_mutex_unlock(&wl_floor_state.lock);
+        pthread_cond_signal(&wl_floor_state.cond);
+    }
+    while (rounds > 0 && !wl_probe_done(&probes[rounds - 1]))
+        sched_yield();
+}
+
+/* The wake workload, or with `floor` set the same rounds on wl_floor_thread. */
+static void wl_wake(int rounds, int floor)
+{
+    void (*run_rounds)(struct wl_probe *, int) = floor ? wl_floor_rounds : rt_wake;
+    const char *prefix = floor ? "floor" : "wake";
+    char metric[32];
+    pthread_t helper;
     struct wl_probe *probes = (struct wl_probe *)calloc((size_t)rounds, sizeof *probes);
     uint64_t *lat = (uint64_t *)malloc((size_t)rounds * sizeof *lat);
     uint64_t c0, c1, m0, m1, w0, w1, median, p99;
@@ -583,12 +640,16 @@ static void wl_wake(int rounds)
         fprintf(stderr, "%s: out of memory\n", rt_name());
         exit(1);
     }
-    rt_wake(probes, warm); /* warm-up rounds: they start the runtime's threads */
+    if (floor && pthread_create(&helper, NULL, wl_floor_thread, NULL) != 0) {
+        fprintf(stderr, "%s: pthread_create failed\n", rt_name());
+        exit(1);
+    }
+    run_rounds(probes, warm); /* warm-up rounds: they start the runtime's threads */
     memset(probes, 0, (size_t)rounds * sizeof *probes);
     c0 = wl_cpu_ns();
     m0 = wl_thread_cpu_ns();
     w0 = wl_now_ns();
-    rt_wake(probes, rounds);
+    run_rounds(probes, rounds);
     w1 = wl_now_ns();
     m1 = wl_thread_cpu_ns();
     c1 = wl_cpu_ns();
@@ -603,9 +664,19 @@ static void wl_wake(int rounds)
     median = wl_quantile(lat, (size_t)rounds, 0.5);
     p99 = wl_quantile(lat, (size_t)rounds, 0.99);
     snprintf(buf, sizeof buf, "%d", rounds);
-    wl_print("wake_median", (double)median / 1e3, "us", rounds, (double)lat[0] / 1e3, buf);
-    wl_print("wake_p99", (double)p99 / 1e3, "us", rounds, (double)lat[0] / 1e3, buf);
-    wl_print("wake_cpu", other_cpu_ms_per_s, "ms/s", 1, other_cpu_ms_per_s, buf);
+    snprintf(metric, sizeof metric, "%s_median", prefix);
+    wl_print(metric, (double)median / 1e3, "us", rounds, (double)lat[0] / 1e3, buf);
+    snprintf(metric, sizeof metric, "%s_p99", prefix);
+    wl_print(metric, (double)p99 / 1e3, "us", rounds, (double)lat[0] / 1e3, buf);
+    snprintf(metric, sizeof metric, "%s_cpu", prefix);
+    wl_print(metric, other_cpu_ms_per_s, "ms/s", 1, other_cpu_ms_per_s, buf);
+    if (floor) {
+        pthread_mutex_lock(&wl_floor_state.lock);
+        wl_floor_state.quit = 1;
+        pthread_mutex_unlock(&wl_floor_state.lock);
+        pthread_cond_signal(&wl_floor_state.cond);
+        pthread_join(helper, NULL);
+    }
     free(probes);
     free(lat);
 }
@@ -665,7 +736,7 @@ int main(int argc, char **argv)
             wl_usage();
     }
     if ((which == WL_FIB && wl_size > 45) || (which == WL_NQUEENS && wl_size > 15) ||
-        (which == WL_UTREE && wl_size > 60) || (which == WL_WAKE && wl_size > 1000000)) {
+        (which == WL_UTREE && wl_size > 60) || ((which == WL_WAKE || which == WL_FLOOR) && wl_size > 1000000)) {
         fprintf(stderr, "%s: size %" PRIu64 " too large for %s\n", rt_name(), wl_size,
                 wl_names[which]);
         return 2;
@@ -690,9 +761,10 @@ int main(int argc, char **argv)
         }
     }
 
+    wl_runtime = which == WL_FLOOR ? "os-floor" : rt_name();
     rt_init(wl_threads);
-    if (which == WL_WAKE)
-        wl_wake((int)wl_size);
+    if (which == WL_WAKE || which == WL_FLOOR)
+        wl_wake((int)wl_size, which == WL_FLOOR);
     else if (which == WL_IDLE)
         wl_idle(wl_size);
     else
