@@ -10,7 +10,8 @@
 #
 # The wake rows also get, in the CSV's last column os_floor, the median of the same metric
 # measured on a plain thread blocked on a condition variable (runtime "os-floor", metrics
-# floor_*), which the table prints as a note.
+# floor_*), and the idle row the CPU time of the same sleep in a process that never started a
+# thread (floor_idle); the table prints them as a note.
 #
 # Every metric is lower-is-better, so ratio = pool.h / best peer: below 1, pool.h is faster.
 
@@ -125,8 +126,8 @@ END {
         printf "%s,%s,%s", m, label(m, size[m]), unit[m] >> csv
         for (j = 1; j <= nrt; j++) printf ",%s", med[j] == "" ? "" : sprintf("%.6g", med[j]) >> csv
         fl = ""
-        if (m ~ /^wake_/) {
-            k = "floor_" substr(m, 6) SUBSEP "os-floor"
+        if (m ~ /^wake_/ || m == "idle") {
+            k = (m == "idle" ? "floor_idle" : "floor_" substr(m, 6)) SUBSEP "os-floor"
             if (count[k]) fl = median(k, count[k])
             floor_of[m] = fl
         }
@@ -139,6 +140,8 @@ END {
     if (floor_of["wake_median"] != "")
         printf "\nos-floor (wake's rounds on a plain thread blocked on a condition variable): median %s us, p99 %s us\n",
             fmt(floor_of["wake_median"]), fmt(floor_of["wake_p99"])
+    if (floor_of["idle"] != "")
+        printf "os-floor (idle's sleep in a process that never started a thread): %s ms/s\n", fmt(floor_of["idle"])
     if (have_pool) {
         printf "\npool.h against the targets of issue 5 (set for 2 threads on 2 cores):\n"
         for (i = 1; i <= nm; i++) {

@@ -80,9 +80,13 @@ esac
         NR == 1 { for (i = 1; i <= NF; i++) if ($i == "os_floor") c = i; next }
         c && $1 == "wake_median" { med = $c }
         c && $1 == "wake_p99" { p99 = $c }
+        c && $1 == "idle" { idle = $c }
         END {
             if (med != "")
-                printf "\nFor reference (*os-floor*): the same wake rounds handed to a plain thread blocked on a pthread condition variable, the floor for waking a thread that sleeps on this machine: median %s us, p99 %s us.\n", fmt(med), fmt(p99)
+                printf "\nFor reference (*os-floor*): the same wake rounds handed to a plain thread blocked on a pthread condition variable, the floor for waking a thread that sleeps on this machine: median %s us, p99 %s us.", fmt(med), fmt(p99)
+            if (idle != "")
+                printf " The idle measurement in a process that never started a thread: %s ms/s.", fmt(idle)
+            if (med != "" || idle != "") printf "\n"
         }' "$csv"
     echo
     if [ -s "$dir/ratios.svg" ]; then

@@ -170,13 +170,13 @@ err=$B/stderr.txt
 # run_one RUNTIME WORKLOAD [SIZE]: runs one program; appends its lines to $raw with $TAG in
 # front (nothing when TAG is empty).
 run_one() {
-    rt=$1
-    w=$2
+    one_rt=$1
+    one_w=$2
     shift 2
-    out=$(timeout "$TIMEOUT" "$(binary "$rt")" "$w" "$THREADS" "$@" 2>"$err")
+    out=$(timeout "$TIMEOUT" "$(binary "$one_rt")" "$one_w" "$THREADS" "$@" 2>"$err")
     rc=$?
     if [ "$rc" -ne 0 ]; then
-        echo "!! $rt $w $THREADS $*: exit status $rc$( [ "$rc" -eq 124 ] && echo " (timed out after $TIMEOUT s)")"
+        echo "!! $one_rt $one_w $THREADS $*: exit status $rc$( [ "$rc" -eq 124 ] && echo " (timed out after $TIMEOUT s)")"
         sed 's/^/!!   /' "$err"
         failures=$((failures + 1))
         return 1
@@ -197,6 +197,7 @@ summarize() {
             else if (w == "wake" && f["metric"] == "wake_p99") s = s "/" v f["unit"]
             else if (w == "wake" && f["metric"] == "floor_median") s = s " (os-floor " v
             else if (w == "wake" && f["metric"] == "floor_p99") s = s "/" v f["unit"] ")"
+            else if (w == "idle" && f["metric"] == "floor_idle") s = s " (os-floor " v f["unit"] ")"
         }
         END { print s }' "$raw"
 }
@@ -235,10 +236,15 @@ while [ "$rep" -le "$REPS" ]; do
             run_one "$rt" "$w" $size
         done
         # For reference, the same rounds on a plain thread blocked on a condition variable: the
-        # floor for waking a thread that sleeps (any C program of the run measures it).
+        # floor for waking a thread that sleeps (any C program of the run measures it) ...
         if [ "$w" = wake ] && [ -n "$floor_rt" ]; then
             # shellcheck disable=SC2086
             run_one "$floor_rt" floor $size
+        fi
+        # ... and idle's sleep in a process whose runtime never ran: what measuring it costs.
+        if [ "$w" = idle ] && [ -n "$floor_rt" ]; then
+            # shellcheck disable=SC2086
+            run_one "$floor_rt" idlefloor $size
         fi
         echo "rep $rep/$REPS $w:$(summarize "$rep" "$w")"
     done

@@ -53,6 +53,9 @@
  *                  for waking a sleeping thread, which any runtime whose threads sleep pays.
  *                  Metrics floor_median, floor_p99, floor_cpu, runtime "os-floor"; run.sh runs it
  *                  with the pool.h program.
+ *  idlefloor (1000) not a workload either: idle's SIZE ms of sleep in a process whose runtime
+ *                  never ran (no thread started): what measuring costs. Metric floor_idle, runtime
+ *                  "os-floor".
  *  idle (1000)     a burst of fib(24) from the main thread, repeated for 300 ms (30 ms when SIZE
  *                  is below 1000), then SIZE ms of sleep in the main thread: metric the CPU time
  *                  of the whole process during the sleep, in milliseconds per second. Checksum:
@@ -466,11 +469,11 @@ struct wl_job {
 };
 
 enum { WL_FIB, WL_NQUEENS, WL_UTREE, WL_QUICKSORT, WL_SUM, WL_SUBMIT, WL_WAKE, WL_IDLE, WL_FLOOR,
-       WL_COUNT };
+       WL_IDLEFLOOR, WL_COUNT };
 static const char *const wl_names[WL_COUNT] = { "fib", "nqueens", "utree", "quicksort", "sum",
-                                                "submit", "wake", "idle", "floor" };
+                                                "submit", "wake", "idle", "floor", "idlefloor" };
 static const uint64_t wl_default_size[WL_COUNT] = { 30, 11, 34, 10000000, 100000000, 1000000,
-                                                    2000, 1000, 2000 };
+                                                    2000, 1000, 2000, 1000 };
 
 /* Untimed preparation of one run. */
 static void wl_prepare(struct wl_job *j)
@@ -681,7 +684,8 @@ static void wl_wake(int rounds, int floor)
     free(lat);
 }
 
-static void wl_idle(uint64_t idle_ms)
+/* idle, or with `floor` set only its sleep, the runtime untouched. */
+static void wl_idle(uint64_t idle_ms, int floor)
 {
     uint64_t burst_ns = idle_ms >= 1000 ? WL_IDLE_BURST_NS : WL_IDLE_BURST_NS / 10;
     uint64_t start = wl_now_ns(), want = wl_fib_expected(WL_IDLE_BURST_FIB), got, c0, c1, w0, w1;
@@ -689,10 +693,10 @@ static void wl_idle(uint64_t idle_ms)
     double ms_per_s;
 
     do {
-        got = rt_fib(WL_IDLE_BURST_FIB);
+        got = floor ? want : rt_fib(WL_IDLE_BURST_FIB);
         if (got != want)
             wl_fail("%s: burst fib = %" PRIu64 ", want %" PRIu64, "idle", got, want);
-    } while (wl_now_ns() - start < burst_ns);
+    } while (!floor && wl_now_ns() - start < burst_ns);
     c0 = wl_cpu_ns();
     w0 = wl_now_ns();
     wl_sleep_ns(idle_ms * 1000000u);
@@ -700,7 +704,7 @@ static void wl_idle(uint64_t idle_ms)
     w1 = wl_now_ns();
     ms_per_s = (double)(c1 - c0) / 1e6 / ((double)(w1 - w0) / 1e9);
     snprintf(buf, sizeof buf, "%" PRIu64, got);
-    wl_print("idle", ms_per_s, "ms/s", 1, ms_per_s, buf);
+    wl_print(floor ? "floor_idle" : "idle", ms_per_s, "ms/s", 1, ms_per_s, buf);
 }
 
 static void wl_usage(void)
@@ -761,12 +765,12 @@ int main(int argc, char **argv)
         }
     }
 
-    wl_runtime = which == WL_FLOOR ? "os-floor" : rt_name();
+    wl_runtime = which == WL_FLOOR || which == WL_IDLEFLOOR ? "os-floor" : rt_name();
     rt_init(wl_threads);
     if (which == WL_WAKE || which == WL_FLOOR)
         wl_wake((int)wl_size, which == WL_FLOOR);
-    else if (which == WL_IDLE)
-        wl_idle(wl_size);
+    else if (which == WL_IDLE || which == WL_IDLEFLOOR)
+        wl_idle(wl_size, which == WL_IDLEFLOOR);
     else
         wl_timed(&j);
     rt_fini();
