@@ -4,7 +4,8 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-.PHONY: all test test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench bench-stats clean
+.PHONY: all test test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
+	bench-stats bench-smoke bench-peers bench-results clean
 
 all: examples
 
@@ -72,6 +73,22 @@ bench:
 # What the statistics counters cost: bench/fib.c with and without POOL_NO_STATS.
 bench-stats:
 	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/stats_cost.sh
+
+# Every benchmark program built (warnings are errors) and run once at tiny sizes; the peers of
+# bench-peers too when their packages are installed (PEERS=1: always, PEERS=0: never).
+bench-smoke:
+	CC="$(CC)" BUILD=$(BUILD) PEERS="$(PEERS)" sh bench/smoke.sh
+
+# pool.h against GNU OpenMP, LLVM OpenMP, oneTBB and Rayon on issue 5's eight workloads, in one
+# run (THREADS=2 and REPS=5 unless given): installs the Debian packages it needs with apt-get,
+# then writes bench/results/latest.csv and the chart. `make bench-results` then turns that run
+# into bench/RESULTS.md.
+bench-peers:
+	sh bench/peers/install.sh
+	CC="$(CC)" BUILD=$(BUILD) THREADS="$(THREADS)" REPS="$(REPS)" sh bench/peers/run.sh
+
+bench-results:
+	sh bench/peers/results_md.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -75,8 +75,12 @@ static uint32_t make_children(const struct queens *q, struct queens *children)
     while (free) {
         uint32_t b = free & (0u - free); /* lowest set bit */
         struct queens *c = &children[k++];
+        pool_task blank = POOL_TASK_INIT(NULL);
         free ^= b;
-        c->task.run = NULL; /* set by the pool version */
+        /* The whole task starts zeroed, not only run (which the pool version sets): the array is
+         * on the stack, and pool_scope_spawn refuses with EBUSY a task whose private fields say
+         * it is still queued. */
+        c->task = blank;
         c->row = q->row + 1;
         c->cols = q->cols | b;
         c->diag_l = ((q->diag_l | b) << 1) & mask;
