@@ -1713,8 +1713,9 @@ static void pool__notify_worker(pool__worker *w) {
    the awake searchers are evidently not keeping up, so wake one sleeper
    per job; if it was empty, the awake searchers will take the first jobs,
    so wake sleepers only for the rest. If that still leaves jobs nobody
-   can take, start another thread. */
-POOL__COLD void pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int queue_was_empty) {
+   can take, start another thread. Returns how many awake idle workers
+   it counted on to take the jobs. */
+POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int queue_was_empty) {
     uint32_t sleeping = pool__sleeping_of(c), inactive = pool__inactive_of(c);
     /* A woken worker may leave idle before its waker un-counts it asleep,
        so for a moment sleeping can exceed inactive. */
@@ -1725,20 +1726,26 @@ POOL__COLD void pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int queue_w
     if (to_wake > sleeping) to_wake = sleeping;
     if (to_wake) woken = pool__wake_any(p, to_wake);
     if (awake_idle + woken < n) pool__spawn(p, 0);
+    return awake_idle;
 }
 
-/* Work was pushed into the injector. */
 /* Injects the chain first..last of n tasks and wakes workers for them.
    ECANCELED if the injector is closed, unless even_if_closed (work that
-   was accepted earlier and is given back). */
-static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n, int even_if_closed) {
+   was accepted earlier and is given back). *awake (if not NULL): whether
+   an awake worker was there to take the work, or it waits for a thread
+   to wake up or start. */
+static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n, int even_if_closed,
+                        int *awake) {
     int was_empty = 0; /* given-back work: others were already looking */
+    uint32_t awake_idle;
     if (even_if_closed) pool__injector_repush(&p->injector, first, last);
     else if (pool__injector_push(&p->injector, first, last, &was_empty) != 0) return ECANCELED;
     POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
     POOL__TRACE(p, POOL__EV_INJECT, n > UINT32_MAX ? UINT32_MAX : n);
     POOL__CHAOS();
-    pool__wake_for_jobs(p, pool__jec_post(p), n > 65535 ? 65535 : (uint32_t)n, was_empty);
+    awake_idle = pool__wake_for_jobs(p, pool__jec_post(p), n > 65535 ? 65535 : (uint32_t)n,
+                                     was_empty);
+    if (awake) *awake = awake_idle > 0;
     return 0;
 }
 
@@ -2125,11 +2132,17 @@ static POOL__THREAD_PROC(pool__worker_main) {
     return 0;
 }
 
-/* A thread outside the pool waits for l. It spins briefly (a pool_call of
-   a small job is often done within microseconds), then blocks on the
-   latch word. If the pool has no thread at all, it tries to start one,
-   waiting for any start already under way; if that fails too, it runs
-   injected work itself so that nothing waits forever. */
+/* A thread outside the pool waits for l. With `spin`, it spins briefly
+   first (a pool_call of a small job that an awake worker takes is often
+   done within microseconds), then blocks on the latch word. If the pool
+   has no thread at all, it tries to start one, waiting for any start
+   already under way; if that fails too, it runs injected work itself so
+   that nothing waits forever.
+
+   No spin when the job had to wake a worker: a kernel wake-up takes tens
+   of microseconds, and a spinning waiter holds a CPU the woken worker
+   could run on (on a 2-CPU VM the worker then waits for the other,
+   halted, vCPU: 31 us from outside with the spin, 10 us without). */
 #define POOL__OUTSIDE_SPINS 1000
 
 static int pool__help_outside(pool *p) {
@@ -2171,10 +2184,11 @@ static int pool__latch_park(pool__latch *l) {
     return pool__latch_is_done(l);
 }
 
-static void pool__wait_outside(pool *p, pool__latch *l) {
+static void pool__wait_outside(pool *p, pool__latch *l, int spin) {
     /* With no worker yet, nobody can set l while we spin. Acquire: pairs
        with pool__spawn's release. */
-    if (POOL__LOAD(&p->threads_started, POOL__ACQUIRE) && pool__latch_spin(l, POOL__OUTSIDE_SPINS))
+    if (spin && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) &&
+        pool__latch_spin(l, POOL__OUTSIDE_SPINS))
         return;
     for (;;) {
         /* Acquire: pairs with pool__spawn's release. Once a worker exists
@@ -2419,20 +2433,21 @@ static void pool__call_job_init(pool__call_job *job, pool_fn fn, void *arg) {
 static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
     pool__worker *w = pool__current;
     pool__call_job job;
+    int awake = 0;
     if (pool__inherited(p)) { /* its threads stayed in the parent */
         fn(arg);
         return;
     }
     pool__call_job_init(&job, fn, arg);
     pool__latch_init(&job.done, w, p);
-    if (pool__inject(p, &job.task, &job.task, 1, 0) != 0) {
+    if (pool__inject(p, &job.task, &job.task, 1, 0, &awake) != 0) {
         /* p is being destroyed: its workers may be gone. */
         pool__latch_abandon(&job.done);
         fn(arg);
         return;
     }
     if (w) pool__work_until(w, &job.done, (pool *)job.done.other_pool);
-    else pool__wait_outside(p, &job.done);
+    else pool__wait_outside(p, &job.done, awake);
 }
 
 /* The heart of fork-join, on a worker of the pool: push b where thieves
@@ -2604,7 +2619,7 @@ static int pool__post(pool *p, pool_task *t) {
         pool__new_local_jobs(w, 1);
         return 0;
     }
-    return pool__inject(p, t, t, 1, 0);
+    return pool__inject(p, t, t, 1, 0, NULL);
 }
 
 /* A scope counts its unfinished tasks plus one reference held by the
@@ -2662,7 +2677,7 @@ POOL__IMPL void pool_scope_wait(pool_scope *s) {
     } else if (w) {
         pool__work_until(w, &s->pool__done, (pool *)s->pool__done.other_pool);
     } else {
-        pool__wait_outside(p, &s->pool__done);
+        pool__wait_outside(p, &s->pool__done, 1);
     }
     /* Re-arm, so that the scope can be used again. */
     s->pool__pending = 1;
@@ -2706,12 +2721,12 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
         if (pushed) { /* out of memory part-way: the rest, already accepted, is injected */
             for (n -= pushed, tasks += pushed, i = 0; i + 1 < n; i++)
                 tasks[i]->pool__next = tasks[i + 1];
-            pool__inject(p, tasks[0], tasks[n - 1], n, 1);
+            pool__inject(p, tasks[0], tasks[n - 1], n, 1, NULL);
             return 0;
         }
     }
     for (i = 0; i + 1 < n; i++) tasks[i]->pool__next = tasks[i + 1];
-    if (pool__inject(p, tasks[0], tasks[n - 1], n, 0) != 0) {
+    if (pool__inject(p, tasks[0], tasks[n - 1], n, 0, NULL) != 0) {
         for (i = 0; i < n; i++) pool__unmark_queued(tasks[i]);
         return ECANCELED;
     }
