@@ -393,6 +393,12 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
+/* Windows 7 for processor groups; WaitOnAddress (8) is looked up. */
+#ifndef _WIN32_WINNT
+#define _WIN32_WINNT 0x0601
+#elif _WIN32_WINNT < 0x0601
+#error "pool.h needs _WIN32_WINNT >= 0x0601 (Windows 7)"
+#endif
 #include <windows.h>
 #include <process.h>
 #else
@@ -606,21 +612,27 @@ static void pool__call_once(pool__once_flag *once, void (*fn)(void)) {
 static void pool__yield(void) { SwitchToThread(); }
 
 static uint64_t pool__now_ns(void) {
-    static LARGE_INTEGER frequency; /* constant: a racy first write is benign */
+    static int64_t frequency; /* fixed at boot: threads that race store the same value */
+    int64_t hz = POOL__LOAD(&frequency, POOL__RELAXED);
     LARGE_INTEGER now;
-    if (!frequency.QuadPart) QueryPerformanceFrequency(&frequency);
+    if (!hz) {
+        LARGE_INTEGER f;
+        QueryPerformanceFrequency(&f);
+        hz = f.QuadPart;
+        POOL__STORE(&frequency, hz, POOL__RELAXED);
+    }
     QueryPerformanceCounter(&now);
-    return (uint64_t)(now.QuadPart / frequency.QuadPart) * 1000000000u +
-           (uint64_t)(now.QuadPart % frequency.QuadPart) * 1000000000u /
-               (uint64_t)frequency.QuadPart;
+    return (uint64_t)(now.QuadPart / hz) * 1000000000u +
+           (uint64_t)(now.QuadPart % hz) * 1000000000u / (uint64_t)hz;
 }
 
 /* Waits on c until woken or pool__now_ns() reaches deadline_ns; returns 1
    once the deadline has passed. */
 static int pool__cond_wait_until(pool__cond *c, pool__mutex *m, uint64_t deadline_ns) {
-    uint64_t now = pool__now_ns();
+    uint64_t now = pool__now_ns(), ms;
     if (now >= deadline_ns) return 1;
-    SleepConditionVariableSRW(c, m, (DWORD)((deadline_ns - now + 999999u) / 1000000u), 0);
+    ms = (deadline_ns - now + 999999u) / 1000000u;
+    SleepConditionVariableSRW(c, m, ms >= INFINITE ? INFINITE - 1 : (DWORD)ms, 0);
     return pool__now_ns() >= deadline_ns;
 }
 #else
@@ -801,22 +813,20 @@ static void pool__table_wake(uint32_t *addr) {
 }
 
 #if !defined(_WIN32)
-/* fork() handlers (see pool__atfork_prepare): held across the fork, so a
-   child never inherits a bucket that another thread had locked. */
-static void pool__wait_table_lock_all(void) {
+/* For the child of a fork: a bucket's lock may have been held, and its
+   condvar may still count waiters, by threads of the parent that do not
+   exist here (glibc's broadcast would wait for them forever). Every
+   bucket starts afresh; the child has one thread, so nobody is inside. */
+static void pool__wait_table_reset_all(void) {
     int i;
-    pool__call_once(&pool__wait_table_once, pool__wait_table_init);
-    for (i = 0; i < POOL__WAIT_BUCKETS; i++) pool__mutex_lock(&pool__wait_table[i].lock);
-}
-
-static void pool__wait_table_unlock_all(void) {
-    int i;
-    for (i = POOL__WAIT_BUCKETS; i-- > 0;) pool__mutex_unlock(&pool__wait_table[i].lock);
+    for (i = 0; i < POOL__WAIT_BUCKETS; i++) {
+        pool__mutex_init(&pool__wait_table[i].lock);
+        pool__cond_init(&pool__wait_table[i].cond);
+    }
 }
 #endif
 #else
-static void pool__wait_table_lock_all(void) {}
-static void pool__wait_table_unlock_all(void) {}
+static void pool__wait_table_reset_all(void) {}
 #endif
 
 #if defined(POOL_NO_FUTEX)
@@ -852,8 +862,14 @@ static void pool__wake_one(uint32_t *addr) { _umtx_op(addr, UMTX_OP_WAKE_PRIVATE
 #define POOL__OS_SYNC 1
 #endif
 #endif
+#ifdef __cplusplus
+extern "C" {
+#endif
 extern int __ulock_wait(uint32_t operation, void *addr, uint64_t value, uint32_t timeout_us);
 extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
+#ifdef __cplusplus
+}
+#endif
 #define POOL__UL_COMPARE_AND_WAIT 1
 #define POOL__ULF_NO_ERRNO 0x01000000
 
@@ -912,36 +928,60 @@ static void pool__wait(uint32_t *addr, uint32_t expected) { pool__table_wait(add
 static void pool__wake_one(uint32_t *addr) { pool__table_wake(addr); }
 #endif
 
-/* The CPUs this process may run on: its affinity mask, not the machine. */
-static int pool__cpu_count(void) {
-#if defined(_WIN32)
-    DWORD_PTR process_mask, system_mask;
-    /* A process confined to one processor group has a mask to count;
-       across groups (more than 64 CPUs), count them all. */
-    if (GetActiveProcessorGroupCount() == 1 &&
-        GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask) &&
-        process_mask) {
-        int count = 0;
-        for (; process_mask; process_mask &= process_mask - 1) count++;
-        return count;
-    }
-    return (int)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
-#else
+/* A set of CPUs. On Linux a thread inherits its creator's affinity, so a
+   pinned worker that starts a thread (a worker, a blocking thread, or
+   another pool's) would pass its one CPU on: every thread a pool starts
+   first takes the set its pool was created with. Elsewhere a new thread
+   gets the process's affinity, and only `count` is used. */
+typedef struct pool__cpu_set {
 #if defined(__linux__)
-    unsigned long mask[1024 / (8 * sizeof(unsigned long))];
-    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
-    if (bytes > 0) {
-        int count = 0;
+    unsigned long bits[1024 / (8 * sizeof(unsigned long))];
+#endif
+    int count;    /* CPUs in the set */
+    int has_bits; /* bits hold the set (else count comes from the system) */
+} pool__cpu_set;
+
+/* The CPUs the calling thread may run on: its affinity mask, not the
+   machine's CPUs. */
+static void pool__cpu_set_get(pool__cpu_set *set) {
+    memset(set, 0, sizeof *set);
+#if defined(__linux__)
+    {
+        long bytes = syscall(SYS_sched_getaffinity, 0, sizeof set->bits, set->bits);
         size_t i;
-        for (i = 0; i < (size_t)bytes / sizeof(unsigned long); i++)
-            count += __builtin_popcountl(mask[i]);
-        if (count > 0) return count;
+        for (i = 0; bytes > 0 && i < (size_t)bytes / sizeof(unsigned long); i++)
+            set->count += __builtin_popcountl(set->bits[i]);
+        set->has_bits = set->count > 0;
     }
 #endif
+#if defined(_WIN32)
     {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        return n > 0 ? (int)n : 1;
+        DWORD_PTR process_mask, system_mask;
+        /* A process confined to one processor group has a mask to count;
+           across groups (more than 64 CPUs), count them all. */
+        if (GetActiveProcessorGroupCount() == 1 &&
+            GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask) &&
+            process_mask) {
+            for (; process_mask; process_mask &= process_mask - 1) set->count++;
+        } else {
+            set->count = (int)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+        }
     }
+#else
+    if (!set->count) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        set->count = n > 0 ? (int)(n > 65535 ? 65535 : n) : 1;
+    }
+#endif
+    if (set->count < 1) set->count = 1;
+}
+
+/* Gives the calling thread the CPUs of `set` (see pool__cpu_set). */
+static void pool__cpu_set_apply(const pool__cpu_set *set) {
+#if defined(__linux__)
+    if (set->has_bits) syscall(SYS_sched_setaffinity, 0, sizeof set->bits, set->bits);
+#else
+    (void)set;
 #endif
 }
 
@@ -975,7 +1015,7 @@ static long pool__read_cpu_max(const char *path) {
 }
 
 static int pool__cgroup_cpu_limit(void) {
-    char line[512], dir[1024];
+    char line[4096], dir[4096 + 64];
     size_t root_len, len;
     long best = 0;
     int found = 0;
@@ -984,7 +1024,8 @@ static int pool__cgroup_cpu_limit(void) {
     /* The v2 entry is "0::/path"; v1 controllers have other numbers. */
     while (!found && fgets(line, sizeof line, f)) found = strncmp(line, "0::/", 4) == 0;
     fclose(f);
-    if (!found) return 0;
+    /* A path longer than Linux's PATH_MAX would be cut: no answer then. */
+    if (!found || !strchr(line, '\n')) return 0;
     line[strcspn(line, "\n")] = 0;
     root_len = strlen(POOL__CGROUP_ROOT);
     if (root_len + strlen(line + 3) + sizeof "/cpu.max" > sizeof dir) return 0;
@@ -1337,6 +1378,7 @@ struct pool {
     void (*on_thread_exit)(void *user, int worker_index);
     void *user;
     pool__worker *workers; /* num_threads slots; threads start lazily, in order */
+    pool__cpu_set allowed; /* every thread of the pool starts with these CPUs */
     int *cpus;             /* pool_config.cpus, copied; NULL: no pinning */
     int num_cpus;
     uint32_t fork_generation; /* pool__fork_generation when created, see pool__inherited */
@@ -1512,27 +1554,32 @@ static int pool__trace_lane_ready(pool *p, pool__trace_lane *lane) {
 }
 
 /* A shared lane for this thread: the one it owns, else a free one it
-   claims. NULL if all are taken (its events are dropped). */
+   claims. NULL if all are taken: its events are dropped, and the answer
+   is cached too, so that such a thread does not rescan (and write to)
+   the lanes at every event. */
 static pool__trace_lane *pool__trace_shared_lane(pool *p) {
     struct pool__trace *tr = p->trace;
     uintptr_t me = (uintptr_t)&pool__trace_cache; /* unique among live threads */
+    pool__trace_lane *found = NULL;
     int blocking = pool__blocking_home == p, i;
     if (pool__trace_cache.id == tr->id) return pool__trace_cache.lane;
-    for (i = p->num_threads; i < tr->lanes; i++) {
-        pool__trace_lane *lane = &tr->lane[i];
+    /* Acquire, here and in the claim: the previous owner's events (its
+       release in pool__trace_release_lane) come before ours. */
+    for (i = p->num_threads; i < tr->lanes && !found; i++)
+        if (POOL__LOAD(&tr->lane[i].owner, POOL__ACQUIRE) == me &&
+            POOL__LOAD(&tr->lane[i].blocking, POOL__RELAXED) == blocking)
+            found = &tr->lane[i];
+    for (i = p->num_threads; i < tr->lanes && !found; i++) {
         uintptr_t owner = 0;
-        /* Acquire on both paths: the previous owner's events (its release
-           in pool__trace_release_lane) come before ours. */
-        if ((POOL__LOAD(&lane->owner, POOL__ACQUIRE) == me &&
-             POOL__LOAD(&lane->blocking, POOL__RELAXED) == blocking) ||
-            POOL__CAS(&lane->owner, &owner, me, POOL__ACQUIRE, POOL__RELAXED)) {
-            POOL__STORE(&lane->blocking, blocking, POOL__RELAXED); /* read by the writer */
-            pool__trace_cache.id = tr->id;
-            pool__trace_cache.lane = lane;
-            return lane;
+        if (POOL__LOAD(&tr->lane[i].owner, POOL__RELAXED) == 0 && /* a hint; the CAS decides */
+            POOL__CAS(&tr->lane[i].owner, &owner, me, POOL__ACQUIRE, POOL__RELAXED)) {
+            found = &tr->lane[i];
+            POOL__STORE(&found->blocking, blocking, POOL__RELAXED); /* read by the writer */
         }
     }
-    return NULL;
+    pool__trace_cache.id = tr->id;
+    pool__trace_cache.lane = found;
+    return found;
 }
 
 /* A blocking thread that exits frees its lane for the next one. Release:
@@ -1546,8 +1593,11 @@ static void pool__trace_release_lane(pool *p) {
             POOL__STORE(&p->trace->lane[i].owner, 0, POOL__RELEASE);
 }
 
-/* Records one event in the calling thread's lane of p. Relaxed stores:
-   the release store of head publishes them. */
+/* Records one event in the calling thread's lane of p. The slot's stores
+   are releases: a reader whose (acquire) load sees one of them also sees
+   the store of head that came before it, which tells it that the slot
+   was being reused (see pool__trace_copy_lane). The release store of head
+   publishes the event. */
 static void pool__trace(pool *p, uint32_t kind, uint32_t arg) {
     pool__worker *w = pool__current;
     pool__trace_lane *lane;
@@ -1558,9 +1608,9 @@ static void pool__trace(pool *p, uint32_t kind, uint32_t arg) {
     if (!lane || !pool__trace_lane_ready(p, lane)) return;
     head = POOL__LOAD(&lane->head, POOL__RELAXED); /* only this thread writes it */
     e = &lane->events[head & (POOL_TRACE_EVENTS - 1)];
-    POOL__STORE(&e->ts, pool__now_ns() - p->trace->start_ns, POOL__RELAXED);
-    POOL__STORE(&e->kind, kind, POOL__RELAXED);
-    POOL__STORE(&e->arg, arg, POOL__RELAXED);
+    POOL__STORE(&e->ts, pool__now_ns() - p->trace->start_ns, POOL__RELEASE);
+    POOL__STORE(&e->kind, kind, POOL__RELEASE);
+    POOL__STORE(&e->arg, arg, POOL__RELEASE);
     POOL__STORE(&lane->head, head + 1, POOL__RELEASE);
 }
 #define POOL__TRACE(p, kind, arg) pool__trace((p), (kind), (uint32_t)(arg))
@@ -2113,6 +2163,7 @@ static POOL__THREAD_PROC(pool__worker_main) {
     char name[16];
     pool__format_thread_name(name, p->name, w->index);
     pool__thread_set_name(name);
+    pool__cpu_set_apply(&p->allowed); /* not its creator's, which may be pinned */
     if (p->cpus) {
         int cpu = p->cpus[w->index % p->num_cpus];
         /* Relaxed: read by pool_worker_stats_get, a statistic; a thread
@@ -2216,7 +2267,7 @@ static void pool__wait_outside(pool *p, pool__latch *l, int spin) {
    the handler runs in the child before any thread other than the caller
    exists, and in the parent the value never changes. The prepare handler
    holds the default pool's lock across fork, so the child never inherits
-   it locked; with POOL_NO_FUTEX it holds every wait bucket too. */
+   it locked; with POOL_NO_FUTEX the child resets every wait bucket. */
 static uint32_t pool__fork_generation;
 static pool *pool__default_pool;
 static pool__mutex pool__default_lock = POOL__MUTEX_INIT;
@@ -2226,15 +2277,9 @@ static int pool__inherited(const pool *p) {
 }
 
 #if !defined(_WIN32)
-static void pool__atfork_prepare(void) {
-    pool__mutex_lock(&pool__default_lock);
-    pool__wait_table_lock_all();
-}
+static void pool__atfork_prepare(void) { pool__mutex_lock(&pool__default_lock); }
 
-static void pool__atfork_parent(void) {
-    pool__wait_table_unlock_all();
-    pool__mutex_unlock(&pool__default_lock);
-}
+static void pool__atfork_parent(void) { pool__mutex_unlock(&pool__default_lock); }
 
 static void pool__atfork_child(void) {
     POOL__STORE(&pool__fork_generation, pool__fork_generation + 1, POOL__RELAXED);
@@ -2242,7 +2287,7 @@ static void pool__atfork_child(void) {
     /* Forked from inside a task: this thread is no pool's worker any more. */
     pool__current = NULL;
     pool__blocking_home = NULL;
-    pool__wait_table_unlock_all();
+    pool__wait_table_reset_all();
     pool__mutex_unlock(&pool__default_lock);
 }
 
@@ -2272,9 +2317,9 @@ static pool *pool__resolve(const pool *p) {
     return d;
 }
 
-/* $POOL_NUM_THREADS, else the CPUs of the affinity mask, capped by the
+/* $POOL_NUM_THREADS, else the CPUs the pool may use, capped by the
    cgroup's CPU quota. */
-static int pool__default_num_threads(void) {
+static int pool__default_num_threads(const pool__cpu_set *allowed) {
     const char *env = getenv("POOL_NUM_THREADS");
     int n, quota;
     if (env && *env) {
@@ -2282,7 +2327,7 @@ static int pool__default_num_threads(void) {
         long v = strtol(env, &end, 10);
         if (*end == 0 && v >= 1 && v <= 65535) return (int)v;
     }
-    n = pool__cpu_count();
+    n = allowed->count;
     quota = pool__cgroup_cpu_limit();
     if (quota > 0 && quota < n) n = quota;
     return n > 65535 ? 65535 : n;
@@ -2314,6 +2359,7 @@ static void pool__blocking_free(pool__blocking *b);
 
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0};
+    pool__cpu_set allowed;
     pool *p;
     size_t i, n;
     if (!out) return EINVAL;
@@ -2323,10 +2369,15 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
         !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
         return EINVAL;
     pool__call_once(&pool__atfork_once, pool__atfork_register);
-    n = (size_t)(cfg->num_threads ? cfg->num_threads : pool__default_num_threads());
+    /* The CPUs of the calling thread, unless it is a worker, which may be
+       pinned: then those of its pool. */
+    if (pool__current) allowed = pool__current->home->allowed;
+    else pool__cpu_set_get(&allowed);
+    n = (size_t)(cfg->num_threads ? cfg->num_threads : pool__default_num_threads(&allowed));
     p = (pool *)pool__alloc_aligned(sizeof *p, cfg->user);
     if (!p) return ENOMEM;
     memset(p, 0, sizeof *p);
+    p->allowed = allowed;
     p->user = cfg->user;
     p->fork_generation = POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
     p->workers = (pool__worker *)pool__alloc_aligned(n * sizeof(pool__worker), cfg->user);
@@ -2757,18 +2808,21 @@ static size_t pool__trace_copy_lane(pool__trace_lane *lane, pool__trace_event *o
     head = POOL__LOAD(&lane->head, POOL__ACQUIRE);
     lo = head > POOL_TRACE_EVENTS ? head - POOL_TRACE_EVENTS : 0;
     for (i = lo; i < head; i++) {
-        /* Acquire: if this load saw an event the writer stored after
-           lapping slot i, the head load below sees that lap too, and the
-           slot is discarded. */
+        /* Acquire, pairing with the slot's release stores: if this load
+           saw a value of a later event j >= i + N (N = POOL_TRACE_EVENTS),
+           the head load below sees at least j, the head the writer had
+           stored before writing j, and the slot is discarded. */
         pool__trace_event *e = &ev[i & (POOL_TRACE_EVENTS - 1)];
         out[i - lo].ts = POOL__LOAD(&e->ts, POOL__ACQUIRE);
         out[i - lo].kind = POOL__LOAD(&e->kind, POOL__ACQUIRE);
         out[i - lo].arg = POOL__LOAD(&e->arg, POOL__ACQUIRE);
     }
     again = POOL__LOAD(&lane->head, POOL__ACQUIRE);
-    /* Slots the writer reached again since the first read may be torn. */
-    if (again > POOL_TRACE_EVENTS && again - POOL_TRACE_EVENTS > lo) {
-        uint64_t skip = again - POOL_TRACE_EVENTS - lo;
+    /* With head at `again` the writer has written, or is writing, events
+       up to index again, which reuse the slots of indices up to again - N:
+       those may be torn. The ones from again - N + 1 on are intact. */
+    if (again + 1 > POOL_TRACE_EVENTS && again + 1 - POOL_TRACE_EVENTS > lo) {
+        uint64_t skip = again + 1 - POOL_TRACE_EVENTS - lo;
         if (skip >= head - lo) return 0;
         memmove(out, out + skip, (size_t)(head - lo - skip) * sizeof *out);
         lo += skip;
@@ -3115,6 +3169,7 @@ static POOL__THREAD_PROC(pool__blocking_main) {
     char name[16];
     pool__format_thread_name(name, p->name, -1);
     pool__thread_set_name(name);
+    pool__cpu_set_apply(&p->allowed); /* not its creator's, which may be pinned */
     pool__blocking_home = p;
     pool__mutex_lock(&b->lock);
     for (;;) {

@@ -74,6 +74,41 @@ static int list_allowed(const cpu_set_t *allowed, int *cpus) {
     return n;
 }
 
+/* From a task of a pool pinned to one CPU: a pool created there is sized
+   by the pinned pool's CPUs, not the task's one, and its threads and the
+   pinned pool's blocking threads run on all of them. */
+typedef struct inherit_probe {
+    int default_threads; /* threads of a pool created in the task */
+    int nested_mask;     /* CPUs of a worker of that pool */
+    int blocking_mask;   /* CPUs of a blocking thread started from the task */
+    pool_blocking_job job;
+} inherit_probe;
+
+static int mask_count(void) {
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+}
+
+static void note_mask(void *arg) { *(int *)arg = mask_count(); }
+
+static void blocking_mask(pool_blocking_job *job) {
+    inherit_probe *ip = (inherit_probe *)(void *)((char *)job - offsetof(inherit_probe, job));
+    ip->blocking_mask = mask_count();
+}
+
+static void create_inside(void *arg) {
+    inherit_probe *ip = (inherit_probe *)arg;
+    pool *inner;
+    pool_blocking_job job = POOL_BLOCKING_JOB_INIT(blocking_mask);
+    ip->job = job;
+    if (pool_create(&inner, NULL) == 0) {
+        ip->default_threads = pool_num_threads(inner);
+        pool_call(inner, note_mask, &ip->nested_mask);
+        pool_destroy(inner);
+    }
+    if (pool_submit_blocking_job(NULL, &ip->job) == 0) pool_wait_blocking_job(&ip->job);
+}
+
 int main(void) {
     cpu_set_t allowed, after;
     int cpus[THREADS], n_allowed, i;
@@ -130,6 +165,42 @@ int main(void) {
             CHECK_EQ_I64(ws.cpu, -1);
         }
         CHECK_EQ_I64(pool_destroy(p), 0);
+    }
+
+    /* Pins do not leak into the threads a pinned worker starts. */
+    {
+        int one = cpus[0], missing[2];
+        inherit_probe ip;
+        memset(&ip, 0, sizeof ip);
+        unsetenv("POOL_NUM_THREADS");
+        cfg.cpus = &one;
+        cfg.num_cpus = 1;
+        cfg.num_threads = 1;
+        CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+        pool_call(p, create_inside, &ip);
+        CHECK_EQ_I64(ip.default_threads, CPU_COUNT(&allowed));
+        CHECK_EQ_I64(ip.nested_mask, CPU_COUNT(&allowed));
+        CHECK_EQ_I64(ip.blocking_mask, CPU_COUNT(&allowed));
+        /* The pinned pool's own blocking threads are not pinned either. */
+        memset(&ip, 0, sizeof ip);
+        ip.job.run = blocking_mask;
+        CHECK_EQ_I64(pool_submit_blocking_job(p, &ip.job), 0);
+        CHECK_EQ_I64(pool_wait_blocking_job(&ip.job), 0);
+        CHECK_EQ_I64(ip.blocking_mask, CPU_COUNT(&allowed));
+        CHECK_EQ_I64(pool_destroy(p), 0);
+        /* A worker whose pin fails runs on all CPUs, whoever started it. */
+        missing[0] = cpus[0], missing[1] = 1023;
+        cfg.cpus = missing;
+        cfg.num_cpus = 2;
+        cfg.num_threads = 2;
+        if (!CPU_ISSET(1023, &allowed)) {
+            CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+            run_probes(p);
+            for (i = 0; i < TASKS; i++)
+                if (probes[i].worker == 1) CHECK_EQ_I64(probes[i].mask_count, CPU_COUNT(&allowed));
+            CHECK_EQ_I64(pool_destroy(p), 0);
+        }
+        cfg.num_threads = THREADS;
     }
 
     /* Bad lists. */

@@ -98,6 +98,7 @@ static int child_checks(pool_blocking_job *pending) {
     pool_stats_get(explicit_pool, &st);
     CHECK(st.threads_started >= 1);
     if (!UNDER_TSAN) {
+        int i;
         /* The default pool is the child's own, new one. */
         fib.n = 20, fib.result = 0;
         test_fib_pool = NULL;
@@ -106,6 +107,14 @@ static int child_checks(pool_blocking_job *pending) {
         pool_stats_get(NULL, &st);
         CHECK_EQ_I64(st.jobs_injected, 1);
         CHECK(st.threads_started >= 1);
+        /* Its workers fall asleep and are woken again, on the same wait
+           words (or, with POOL_NO_FUTEX, buckets) the parent's use. */
+        for (i = 0; i < 40; i++) {
+            fib.n = 12, fib.result = 0;
+            pool_call(NULL, test_fib, &fib);
+            CHECK_EQ_I64(fib.result, 144);
+            if (i % 8 == 0) test_sleep_us(3000);
+        }
     }
     return (int)test_failures();
 }
@@ -173,6 +182,7 @@ int main(void) {
     pool_call(NULL, test_fib, &fib);
     CHECK_EQ_I64(fib.result, 2584);
     CHECK_EQ_I64(pool_submit_blocking_job(explicit_pool, &pending), 0);
+    test_sleep_us(30000); /* every worker asleep in the kernel at the fork */
 
     fflush(NULL);
     pid = fork();
