@@ -4,7 +4,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-.PHONY: all test test-tsan test-asan test-valgrind check soak model examples bench clean
+.PHONY: all test test-tsan test-asan test-valgrind check soak model examples bench portability clean
 
 all: examples
 
@@ -50,6 +50,15 @@ examples:
 		$(CC) -O2 -Wall -Wextra -Werror -pthread $$src -o $$exe; \
 		$$exe; \
 	done
+
+# The portability matrix (issue 7): C99-C2x and C++11-C++20 with gcc and
+# clang, the stb options, exported symbols, and the test suite on glibc,
+# musl, arm64 (qemu-aarch64) and Windows (mingw-w64 under wine). Installs
+# what it needs from Debian's packages first; a tool that cannot be
+# installed fails the combinations that need it.
+portability:
+	-sh tests/portability/install.sh
+	BUILD=$(BUILD)/portability sh tests/portability/run.sh
 
 bench:
 	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/run.sh
