@@ -5,7 +5,7 @@ CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
 .PHONY: all test test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
-	bench-stats bench-smoke bench-peers bench-results clean
+	bench-stats bench-smoke bench-peers bench-results portability clean
 
 all: examples
 
@@ -66,6 +66,15 @@ trace-svg:
 	$(BUILD)/trace $(BUILD)/trace.json
 	$(BUILD)/trace2svg --check $(BUILD)/trace.json
 	$(BUILD)/trace2svg $(BUILD)/trace.json $(BUILD)/trace.svg
+
+# The portability matrix (issue 7): C99-C2x and C++11-C++20 with gcc and
+# clang, the stb options, exported symbols, and the test suite on glibc,
+# musl, arm64 (qemu-aarch64) and Windows (mingw-w64 under wine). Installs
+# what it needs from Debian's packages first; a tool that cannot be
+# installed fails the combinations that need it.
+portability:
+	-sh tests/portability/install.sh
+	BUILD=$(BUILD)/portability sh tests/portability/run.sh
 
 bench:
 	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/run.sh

@@ -16,7 +16,14 @@
 #   VALGRIND_SKIP     tests not run under valgrind (default: test_wakeup,
 #                     which measures idle CPU time, meaningless under
 #                     valgrind's one-thread-at-a-time scheduling)
+#   TEST_RUNNER       a command that runs each test program, for a
+#                     cross build: "qemu-aarch64", "wine" (default: none)
+#   EXE               the programs' file name suffix (".exe" for Windows)
 #
+# Besides the C programs, every tests/test_*.sh is a test too (a shell
+# script given CC, CFLAGS and BUILD in its environment, passing if it exits
+# 0). They check the build itself, so they run only in the plain native
+# build (no SANITIZE, no TEST_RUNNER).
 # Prints one line per test, "PASS name" or "FAIL name (reason)" on stdout
 # (a failing test's log tail goes to stderr), then exactly one final line
 # "N passed, N failed". Exits non-zero if any test failed.
@@ -24,6 +31,8 @@
 CC=${CC:-cc}
 BUILD=${BUILD:-build/tests}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+EXE=${EXE:-}
+RUNNER=${TEST_RUNNER:-}
 
 case "${SANITIZE:-}" in
 "")
@@ -46,7 +55,7 @@ valgrind)
     POOL_TEST_SCALE=${POOL_TEST_SCALE:-0.05}
     # Definite and indirect leaks are errors; "possibly lost" is the test
     # watchdog's detached thread.
-    RUNNER="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
+    RUNNER="${RUNNER:+$RUNNER }valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
     VALGRIND_SKIP=${VALGRIND_SKIP:-test_wakeup}
     ;;
 *)
@@ -92,7 +101,7 @@ for src in tests/test_*.c; do
         continue
         ;;
     esac
-    bin="$BUILD/$name"
+    bin="$BUILD/$name$EXE"
     case "$bin" in
     /*) ;;
     *) bin="./$bin" ;; # a relative BUILD: run it as a path, not via $PATH
@@ -125,6 +134,24 @@ for src in tests/test_*.c; do
     echo "FAIL $name ($reason, see $log)"
     show_log "$log"
     failed=$((failed + 1))
+done
+
+for src in tests/test_*.sh; do
+    [ -f "$src" ] || continue
+    name=$(basename "$src" .sh)
+    if [ -n "${SANITIZE:-}" ] || [ -n "${TEST_RUNNER:-}" ]; then
+        echo "SKIP $name (checks the plain native build only)"
+        continue
+    fi
+    log="$BUILD/$name.log"
+    if CC="$CC" CFLAGS="$CFLAGS" BUILD="$BUILD/$name.d" $TIMEOUT sh "$src" >"$log" 2>&1; then
+        echo "PASS $name"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $name ($(tail -n 1 "$log"), see $log)"
+        show_log "$log"
+        failed=$((failed + 1))
+    fi
 done
 
 echo "$passed passed, $failed failed"

@@ -16,6 +16,16 @@
  *                          hanging the run.
  *   test_watchdog_dump(fn) fn is called (on the watchdog thread) before a
  *                          stall is reported, to print the pool's state.
+ *   test_now(), test_sleep_us(us), test_cpu_time()
+ *                          monotonic seconds, a sleep in the kernel, the
+ *                          process's CPU seconds (all threads).
+ *   test_cond_init(c), test_deadline_after(s)
+ *                          a condvar and an absolute deadline `s` seconds
+ *                          from now on the clock its timed wait uses.
+ *   test_setenv(n, v)      setenv, also on Windows.
+ *   test_thread_name(out)  the calling thread's name ("" if unknown).
+ *   test_thread_stack_size()  the calling thread's stack size in bytes,
+ *                          0 if the platform cannot tell.
  *   test_under_valgrind()  whether valgrind runs the program.
  *   test_scale()           the factor in $POOL_TEST_SCALE (default 1.0);
  *                          run.sh sets it below 1 under sanitizers.
@@ -26,6 +36,13 @@
  *   test_finish(name)      prints the verdict; returns the exit status.
  *
  * Everything is static: each test program is a single translation unit.
+ *
+ * Platforms: Linux (glibc, musl) and Windows (mingw-w64, run under wine or
+ * on Windows). The tests use POSIX threads, mutexes, condvars and
+ * barriers, which mingw-w64 provides (winpthreads, linked statically with
+ * -static); what winpthreads lacks or does differently (clocks, thread
+ * names and stacks, setenv) goes through the helpers above, which use the
+ * Win32 API under _WIN32.
  */
 #ifndef POOL_TEST_H
 #define POOL_TEST_H
@@ -41,6 +58,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(_WIN32)
+#include <windows.h>
+#include <tlhelp32.h>
+#elif defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 /* Helpers a given test program may not use. */
 #define TEST__UNUSED __attribute__((unused))
@@ -96,6 +119,26 @@ TEST__UNUSED static long test_failures(void) { return atomic_load(&test__failure
 /* Time                                                                     */
 /* ------------------------------------------------------------------------ */
 
+#if defined(_WIN32)
+TEST__UNUSED static double test_now(void) {
+    LARGE_INTEGER now, freq;
+    QueryPerformanceCounter(&now);
+    QueryPerformanceFrequency(&freq);
+    return (double)now.QuadPart / (double)freq.QuadPart;
+}
+
+/* Windows sleeps in milliseconds: round up, never sleep less. */
+TEST__UNUSED static void test_sleep_us(long us) { Sleep((DWORD)((us + 999) / 1000)); }
+
+TEST__UNUSED static double test_cpu_time(void) {
+    FILETIME created, exited, kernel, user;
+    ULARGE_INTEGER k, u;
+    if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user)) return 0;
+    k.LowPart = kernel.dwLowDateTime, k.HighPart = kernel.dwHighDateTime;
+    u.LowPart = user.dwLowDateTime, u.HighPart = user.dwHighDateTime;
+    return (double)(k.QuadPart + u.QuadPart) * 1e-7; /* 100 ns units */
+}
+#else
 TEST__UNUSED static double test_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -117,12 +160,43 @@ TEST__UNUSED static double test_cpu_time(void) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+#endif
+
+/* Condition variables time out on CLOCK_MONOTONIC where pthreads lets us
+   choose; winpthreads and macOS time out on the wall clock only. */
+#if defined(_WIN32) || defined(__APPLE__)
+#define TEST__COND_CLOCK CLOCK_REALTIME
+#else
+#define TEST__COND_CLOCK CLOCK_MONOTONIC
+#endif
+
+TEST__UNUSED static int test_cond_init(pthread_cond_t *cond) {
+    pthread_condattr_t attr;
+    int rc = pthread_condattr_init(&attr);
+    if (rc) return rc;
+#if !defined(_WIN32) && !defined(__APPLE__)
+    rc = pthread_condattr_setclock(&attr, TEST__COND_CLOCK);
+#endif
+    if (!rc) rc = pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+
+/* The absolute time `seconds` from now, for pthread_cond_timedwait on a
+   condvar made by test_cond_init. */
+TEST__UNUSED static struct timespec test_deadline_after(int seconds) {
+    struct timespec ts;
+    clock_gettime(TEST__COND_CLOCK, &ts);
+    ts.tv_sec += seconds;
+    return ts;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Watchdog                                                                 */
 /*                                                                          */
-/* A detached thread waiting on a condition variable with a CLOCK_MONOTONIC */
-/* deadline, rather than alarm(): a thread needs no async-signal safety,    */
+/* A detached thread waiting on a condition variable with a deadline       */
+/* (CLOCK_MONOTONIC where possible), rather than alarm(): a thread needs no */
+/* async-signal safety (nor signals, which Windows lacks),                  */
 /* does not interrupt the sleeps the tests themselves make, and behaves the */
 /* same under ThreadSanitizer (which defers signal delivery). While armed   */
 /* and not expired it sleeps in the kernel, so it does not disturb the      */
@@ -142,7 +216,7 @@ static void *test__watchdog_main(void *arg) {
     pthread_mutex_lock(&test__wd_lock);
     for (;;) {
         struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
+        clock_gettime(TEST__COND_CLOCK, &now);
         if (now.tv_sec > test__wd_deadline.tv_sec ||
             (now.tv_sec == test__wd_deadline.tv_sec && now.tv_nsec >= test__wd_deadline.tv_nsec)) {
             char msg[256];
@@ -161,16 +235,11 @@ static void *test__watchdog_main(void *arg) {
 }
 
 TEST__UNUSED static void test_watchdog(int seconds, const char *name) {
-    struct timespec now;
     pthread_mutex_lock(&test__wd_lock);
     if (!test__wd_started) {
-        pthread_condattr_t attr;
         pthread_t thread;
         pthread_attr_t tattr;
-        pthread_condattr_init(&attr);
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        pthread_cond_init(&test__wd_cond, &attr);
-        pthread_condattr_destroy(&attr);
+        test_cond_init(&test__wd_cond);
         pthread_attr_init(&tattr);
         pthread_attr_setdetachstate(&tattr, PTHREAD_CREATE_DETACHED);
         if (pthread_create(&thread, &tattr, test__watchdog_main, NULL) != 0) {
@@ -180,9 +249,7 @@ TEST__UNUSED static void test_watchdog(int seconds, const char *name) {
         pthread_attr_destroy(&tattr);
         test__wd_started = 1;
     }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    test__wd_deadline = now;
-    test__wd_deadline.tv_sec += seconds;
+    test__wd_deadline = test_deadline_after(seconds);
     test__wd_seconds = seconds;
     snprintf(test__wd_name, sizeof test__wd_name, "%s", name);
     pthread_cond_signal(&test__wd_cond);
@@ -193,6 +260,69 @@ TEST__UNUSED static void test_watchdog(int seconds, const char *name) {
 /* Threads                                                                  */
 /* ------------------------------------------------------------------------ */
 
+#if defined(_WIN32)
+/* GetThreadDescription (Windows 10 1607, and wine), looked up at run time. */
+typedef HRESULT(WINAPI *test__get_desc_fn)(HANDLE, PWSTR *);
+
+static test__get_desc_fn test__get_desc(void) {
+    HMODULE k32 = GetModuleHandleA("kernel32.dll");
+    return k32 ? (test__get_desc_fn)(void (*)(void))GetProcAddress(k32, "GetThreadDescription")
+               : NULL;
+}
+
+/* The description of thread h in out[size], "" if it has none. */
+static void test__thread_desc(HANDLE h, char *out, int size) {
+    test__get_desc_fn get = test__get_desc();
+    PWSTR desc = NULL;
+    out[0] = 0;
+    if (get && SUCCEEDED(get(h, &desc)) && desc) {
+        if (!WideCharToMultiByte(CP_UTF8, 0, desc, -1, out, size, NULL, NULL)) out[0] = 0;
+        LocalFree(desc);
+    }
+}
+
+/* How many threads of this process are named `name` (Windows: a thread
+   snapshot and each thread's description). */
+TEST__UNUSED static int test_threads_named(const char *name) {
+    HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+    THREADENTRY32 te;
+    DWORD pid = GetCurrentProcessId();
+    int count = 0;
+    if (snap == INVALID_HANDLE_VALUE || !test__get_desc()) return -1;
+    te.dwSize = sizeof te;
+    if (Thread32First(snap, &te)) {
+        do {
+            HANDLE h;
+            char desc[64];
+            if (te.th32OwnerProcessID != pid) continue;
+            h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, te.th32ThreadID);
+            if (!h) continue;
+            test__thread_desc(h, desc, (int)sizeof desc);
+            count += strcmp(desc, name) == 0;
+            CloseHandle(h);
+        } while (Thread32Next(snap, &te));
+    }
+    CloseHandle(snap);
+    return count;
+}
+
+TEST__UNUSED static void test_thread_name(char out[16]) {
+    char desc[64];
+    test__thread_desc(GetCurrentThread(), desc, (int)sizeof desc);
+    snprintf(out, 16, "%s", desc);
+}
+
+/* The reserved size of the calling thread's stack. */
+TEST__UNUSED static size_t test_thread_stack_size(void) {
+    ULONG_PTR low, high;
+    GetCurrentThreadStackLimits(&low, &high);
+    return (size_t)(high - low);
+}
+
+TEST__UNUSED static int test_setenv(const char *name, const char *value) {
+    return _putenv_s(name, value) == 0 ? 0 : -1;
+}
+#else
 /* How many threads of this process are named `name` (Linux: /proc). */
 TEST__UNUSED static int test_threads_named(const char *name) {
     DIR *dir = opendir("/proc/self/task");
@@ -214,6 +344,32 @@ TEST__UNUSED static int test_threads_named(const char *name) {
     closedir(dir);
     return count;
 }
+
+TEST__UNUSED static void test_thread_name(char out[16]) {
+    memset(out, 0, 16);
+#if defined(__linux__)
+    prctl(PR_GET_NAME, out, 0, 0, 0);
+#endif
+}
+
+/* pthread_getattr_np needs _GNU_SOURCE, defined by the test before any
+   header; without it the size is unknown (0). */
+TEST__UNUSED static size_t test_thread_stack_size(void) {
+    size_t stack = 0;
+#if defined(__linux__) && defined(_GNU_SOURCE)
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstacksize(&attr, &stack);
+        pthread_attr_destroy(&attr);
+    }
+#endif
+    return stack;
+}
+
+TEST__UNUSED static int test_setenv(const char *name, const char *value) {
+    return setenv(name, value, 1);
+}
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* A shared fork-join workload                                              */

@@ -87,10 +87,11 @@ static void rows_fork_join(pool *p) {
 
 /* A gate holds the pool's only worker, so that what is submitted after it
    stays queued. */
-static atomic_int gate_open;
+static atomic_int gate_open, gate_entered;
 
 static void gate_run(pool_task *t) {
     (void)t;
+    atomic_store(&gate_entered, 1);
     while (!atomic_load(&gate_open)) test_sleep_us(100);
 }
 
@@ -117,7 +118,12 @@ static void rows_scope_and_submit(void) {
     /* row: a task submitted again while still queued: EBUSY, and it runs once */
     atomic_store(&calls, 0);
     atomic_store(&gate_open, 0);
+    atomic_store(&gate_entered, 0);
     CHECK(pool_submit(p, &gate) == 0);
+    /* Only once the gate holds the worker: submitted together, both could
+       be taken at once from the injector, a stack, and t run first (seen
+       under qemu, where a thread takes long to start). */
+    while (!atomic_load(&gate_entered)) test_sleep_us(100);
     CHECK(pool_submit(p, &t) == 0);
     CHECK_EQ_I64(pool_submit(p, &t), EBUSY);
     CHECK_EQ_I64(pool_scope_spawn(&s, &t), EBUSY);

@@ -261,7 +261,7 @@ static void test_default_pool(void) {
 int main(void) {
     test_watchdog(180, "test_outside");
     /* before anything touches the default pool */
-    setenv("POOL_NUM_THREADS", "3", 1);
+    test_setenv("POOL_NUM_THREADS", "3");
     printf("test_outside: outside threads and the default pool\n");
     test_lazy_start();
     test_shared_pool();

@@ -14,20 +14,13 @@
  *    call with a NULL pool; exactly one default pool is created (one set
  *    of "pool-N" threads, and its counters saw all 16 calls).
  */
-#define _GNU_SOURCE /* pthread_getattr_np */
+#define _GNU_SOURCE /* pthread_getattr_np, in test_thread_stack_size */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
 #include "test.h"
 
-#include <sys/prctl.h>
-
 #define MAX_WORKERS 8
-
-static void current_name(char out[16]) {
-    memset(out, 0, 16);
-    prctl(PR_GET_NAME, out, 0, 0, 0);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Names and hooks                                                          */
@@ -47,7 +40,7 @@ static void on_start(void *user, int index) {
         return;
     }
     log->thread[index] = pthread_self();
-    current_name(log->name[index]);
+    test_thread_name(log->name[index]);
     atomic_fetch_add(&log->started[index], 1);
 }
 
@@ -72,14 +65,11 @@ typedef struct probe {
 static void probe_run(void *arg) {
     probe *pr = (probe *)arg;
     int index = pool_worker_index();
-    pthread_attr_t attr;
-    size_t stack = 0;
+    size_t stack;
     if (index < 0 || atomic_load(&pr->log->started[index]) != 1) atomic_fetch_add(&pr->before_start, 1);
-    if (pr->min_stack && pthread_getattr_np(pthread_self(), &attr) == 0) {
-        pthread_attr_getstacksize(&attr, &stack);
-        pthread_attr_destroy(&attr);
-        if (stack < pr->min_stack) atomic_fetch_add(&pr->small_stack, 1);
-    }
+    /* 0: the platform cannot tell */
+    if (pr->min_stack && (stack = test_thread_stack_size()) != 0 && stack < pr->min_stack)
+        atomic_fetch_add(&pr->small_stack, 1);
     atomic_fetch_add(&pr->ran, 1);
 }
 
@@ -233,7 +223,7 @@ static void check_default_pool_race(void) {
     int i, named;
     char env[8];
     snprintf(env, sizeof env, "%d", DEFAULT_THREADS);
-    setenv("POOL_NUM_THREADS", env, 1);
+    test_setenv("POOL_NUM_THREADS", env);
     pthread_barrier_init(&start_line, NULL, RACERS);
     for (i = 0; i < RACERS; i++) CHECK(pthread_create(&t[i], NULL, racer, NULL) == 0);
     for (i = 0; i < RACERS; i++) pthread_join(t[i], NULL);

@@ -40,12 +40,8 @@ typedef struct completion {
 static completion comp;
 
 static void completion_init(completion *c) {
-    pthread_condattr_t attr;
     pthread_mutex_init(&c->lock, NULL);
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->cond, &attr);
-    pthread_condattr_destroy(&attr);
+    test_cond_init(&c->cond);
     c->done = 0;
 }
 
@@ -65,10 +61,8 @@ static void completion_reset(completion *c) {
 
 /* Waits until done >= target, at most `seconds`. Returns 1 if reached. */
 static int completion_wait(completion *c, long target, int seconds) {
-    struct timespec deadline;
+    struct timespec deadline = test_deadline_after(seconds);
     int ok;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += seconds;
     pthread_mutex_lock(&c->lock);
     while (c->done < target) {
         if (pthread_cond_timedwait(&c->cond, &c->lock, &deadline) == ETIMEDOUT) break;
