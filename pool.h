@@ -229,7 +229,12 @@
 
 #ifndef POOL_DEF
 #ifdef POOL_STATIC
+/* A file that calls only some of the functions gets no unused warnings. */
+#if defined(__GNUC__) || defined(__clang__)
+#define POOL_DEF static __attribute__((unused))
+#else
 #define POOL_DEF static
+#endif
 #else
 #define POOL_DEF extern
 #endif
@@ -557,7 +562,11 @@ static int pool__thread_create_native(pool__thread *t, size_t stack_size, pool__
     return 0;
 }
 
-static int pool__stack_size_ok(size_t stack_size) { return stack_size <= UINT_MAX; }
+/* Windows reserves stacks in 64 KiB units and takes any size; a smaller
+   one is refused here, as pthreads refuses one below PTHREAD_STACK_MIN. */
+static int pool__stack_size_ok(size_t stack_size) {
+    return stack_size == 0 || (stack_size >= 65536 && stack_size <= UINT_MAX);
+}
 
 static void pool__thread_join(pool__thread t) {
     WaitForSingleObject(t, INFINITE);
@@ -833,14 +842,24 @@ static void pool__wait_table_reset_all(void) {}
 static void pool__wait(uint32_t *addr, uint32_t expected) { pool__table_wait(addr, expected); }
 static void pool__wake_one(uint32_t *addr) { pool__table_wake(addr); }
 #elif defined(__linux__)
-#include <linux/futex.h>
+/* The kernel's futex ABI, spelled out: musl-gcc's include path, and
+   Alpine's without linux-headers, have no <linux/futex.h>. Targets with
+   only 64-bit time have just SYS_futex_time64; with no timeout the two
+   calls are the same. */
+#define POOL__FUTEX_WAIT_PRIVATE 128 /* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
+#define POOL__FUTEX_WAKE_PRIVATE 129 /* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
+#if defined(SYS_futex)
+#define POOL__SYS_FUTEX SYS_futex
+#else
+#define POOL__SYS_FUTEX SYS_futex_time64
+#endif
 
 static void pool__wait(uint32_t *addr, uint32_t expected) {
-    syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+    syscall(POOL__SYS_FUTEX, addr, POOL__FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
 
 static void pool__wake_one(uint32_t *addr) {
-    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    syscall(POOL__SYS_FUTEX, addr, POOL__FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 #elif defined(__FreeBSD__)
 #include <sys/types.h>

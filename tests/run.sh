@@ -33,6 +33,10 @@ BUILD=${BUILD:-build/tests}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 EXE=${EXE:-}
 RUNNER=${TEST_RUNNER:-}
+# Tests read it (test_runner() in test.h) to leave out what an emulator
+# cannot do.
+POOL_TEST_RUNNER=$RUNNER
+export POOL_TEST_RUNNER
 
 case "${SANITIZE:-}" in
 "")

@@ -27,6 +27,8 @@
  *   test_thread_stack_size()  the calling thread's stack size in bytes,
  *                          0 if the platform cannot tell.
  *   test_under_valgrind()  whether valgrind runs the program.
+ *   test_runner()          the emulator running the program ("" if none).
+ *   test_temp_dir(o, n, s) a new empty directory for the test's files.
  *   test_scale()           the factor in $POOL_TEST_SCALE (default 1.0);
  *                          run.sh sets it below 1 under sanitizers.
  *   test_scaled(n, min)    n * test_scale(), but at least min.
@@ -415,6 +417,37 @@ TEST__UNUSED static void test_watchdog_dump(void (*fn)(void)) {
     pthread_mutex_lock(&test__wd_lock);
     test__wd_dump = fn;
     pthread_mutex_unlock(&test__wd_lock);
+}
+
+/* Creates a new, empty directory for the test's files: "<tmp>/<name>.X"
+   with X unique. Returns 0, or -1 with a message. */
+TEST__UNUSED static int test_temp_dir(char *out, size_t size, const char *name) {
+#if defined(_WIN32)
+    char tmp[MAX_PATH];
+    DWORD len = GetTempPathA(sizeof tmp, tmp);
+    if (len == 0 || len >= sizeof tmp) return -1;
+    snprintf(out, size, "%s%s.%lu.%lu", tmp, name, (unsigned long)GetCurrentProcessId(),
+             (unsigned long)GetTickCount());
+    if (!CreateDirectoryA(out, NULL)) {
+        fprintf(stderr, "cannot create %s\n", out);
+        return -1;
+    }
+    return 0;
+#else
+    snprintf(out, size, "/tmp/%s.XXXXXX", name);
+    if (!mkdtemp(out)) {
+        fprintf(stderr, "mkdtemp %s: %s\n", out, strerror(errno));
+        return -1;
+    }
+    return 0;
+#endif
+}
+
+/* The command that runs the test program for a cross build (run.sh's
+   TEST_RUNNER: "taskset -c 0 qemu-aarch64", wine), "" when run natively. */
+TEST__UNUSED static const char *test_runner(void) {
+    const char *runner = getenv("POOL_TEST_RUNNER");
+    return runner ? runner : "";
 }
 
 /* Whether the program runs under valgrind, which preloads its own malloc

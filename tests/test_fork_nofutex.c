@@ -2,5 +2,7 @@
  * of a fork must not inherit the wait table's bucket locks or condvars
  * in the parent's state (glibc's broadcast on a condvar that counts the
  * parent's waiters never returns). */
+#ifndef POOL_NO_FUTEX
 #define POOL_NO_FUTEX
+#endif
 #include "test_fork.c"

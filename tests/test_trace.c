@@ -185,12 +185,9 @@ static void test_overflow(const char *path) {
 }
 
 int main(void) {
-    char dir[] = "/tmp/test_trace.XXXXXX", path[64];
+    char dir[256], path[300];
     test_watchdog(120, "test_trace");
-    if (!mkdtemp(dir)) {
-        fprintf(stderr, "mkdtemp failed\n");
-        return 2;
-    }
+    if (test_temp_dir(dir, sizeof dir, "test_trace") != 0) return 2;
     snprintf(path, sizeof path, "%s/trace.json", dir);
     test_real_run(path);
     test_overflow(path);

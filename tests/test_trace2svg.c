@@ -389,12 +389,12 @@ static int cli(const char *a1, const char *a2, const char *a3, const char *a4, c
 }
 
 static void test_cli(void) {
-    char dir[] = "/tmp/test_trace2svg.XXXXXX", in[64], out[64], bad[64];
+    char dir[256], in[300], out[300], bad[300];
     size_t len;
     char *svg;
     FILE *f;
-    if (!mkdtemp(dir)) {
-        CHECK_MSG(0, "mkdtemp failed");
+    if (test_temp_dir(dir, sizeof dir, "test_trace2svg") != 0) {
+        CHECK_MSG(0, "no temporary directory");
         return;
     }
     snprintf(in, sizeof in, "%s/t.json", dir);
