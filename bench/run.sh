@@ -37,7 +37,7 @@ echo "  cpu       ${cpu:-unknown}, ${ncpu:-?} CPUs usable"
 echo "  compiler  $($CC --version 2>/dev/null | head -n 1)"
 echo "  flags     -O2 -pthread ${BENCH_CFLAGS:-}"
 echo "  load      $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) (1/5/15-min load average; anything else running skews the numbers)"
-echo "  commit    ${rev:-none}$(git status --porcelain 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
+echo "  commit    ${rev:-none}$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
 [ -n "${BENCH_QUICK:-}" ] && echo "  BENCH_QUICK=$BENCH_QUICK: smoke-test sizes, the numbers mean nothing"
 
 failed=""

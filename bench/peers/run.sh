@@ -137,7 +137,7 @@ pkgver() {
     echo "sizes: ${SIZES:-default}"
     # shellcheck disable=SC1091
     echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), kernel $(uname -r)"
-    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)$(git status --porcelain 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
+    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "runtimes: $RUNTIMES"
     echo "flags: C and C++ $FLAGS; Rust: cargo build --release (opt-level 3)"
