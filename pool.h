@@ -1833,7 +1833,13 @@ static void pool__new_moved_jobs(pool__worker *w, uint32_t n) {
 
 /* n tasks were pushed onto w's own deque. This runs on every join, so the
    common case, nobody asleep and every thread started, returns after two
-   loads; whether the deque was empty is only worked out when it matters. */
+   loads; whether the deque was empty is only worked out when it matters.
+   Relaxed threads_started: a stale count only sends us down the slow path.
+   There is no store-load pair here: the push's release store of bottom
+   and the counters load in pool__jec_post may be reordered (store
+   buffering, on x86 too), so a worker going to sleep at that moment can
+   miss the new job. That costs parallelism, never the job: w is awake and
+   pops it itself, and the next post wakes the sleeper. */
 POOL__INLINE void pool__new_local_jobs(pool__worker *w, uint32_t n) {
     pool *p = w->home;
     uint64_t c = pool__jec_post(p);
@@ -1878,7 +1884,10 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
 
     /* The sleeper's read in the injected-work pair. Termination is checked
        here too so that a worker never blocks once pool_destroy began
-       (pool_destroy also wakes every worker; this just saves a round). */
+       (pool_destroy also wakes every worker; this just saves a round).
+       The SLEEPY -> SLEEPING CAS is relaxed: only the latch's own order of
+       modifications matters (a waker's SET before it makes it fail), and
+       what the waker published arrives through pool__latch_reset. */
     POOL__CHAOS();
     s = POOL__SLEEPY;
     if (pool__injector_has_work(&p->injector) || POOL__LOAD(&p->terminating, POOL__ACQUIRE) ||
@@ -1935,6 +1944,7 @@ static void pool__latch_init(pool__latch *l, pool__worker *waiter, pool *target)
     l->state = POOL__LATCH_UNSET;
     l->waiter = waiter;
     l->other_pool = waiter && waiter->home != target ? target : NULL;
+    /* Relaxed: read by pool_destroy only after it has joined this worker. */
     if (l->other_pool) POOL__FETCH_ADD(&waiter->home->xpool_inflight, 1, POOL__RELAXED);
 }
 

@@ -295,6 +295,29 @@ LINKFLAGS=
 # wineserver lingers a few seconds after the last program; do not leave it.
 [ -x /usr/lib/wine/wineserver ] && [ -d "$WINEPREFIX" ] && /usr/lib/wine/wineserver -k 2>/dev/null
 
+# ---------------------------------------------------------------------------
+# macOS and FreeBSD cannot run here, and their SDKs are not Debian packages.
+# Their branches of pool.h (wait/wake, thread names, the condvar clock) are
+# compiled with clang against glibc's headers plus stubs, in
+# tests/portability/stubs/, of the few system declarations they use, written
+# from the systems' manual pages: a check of pool.h's code and of the calls'
+# shapes, not of the real SDKs.
+
+# stub_syntax OS_DEFINE STUBS STD [EXTRA...]: impl.c checked, -fsyntax-only.
+stub_syntax() {
+    os=$1 stubs=$2 std=$3
+    shift 3
+    need clang || return 1
+    compile clang -std="$std" -fsyntax-only -Wall -Wextra -Wpedantic -Werror \
+        -U__linux__ -U__linux -Ulinux -D"$os" -I"tests/portability/stubs/$stubs" "$@" \
+        -I. tests/portability/impl.c
+}
+combo "syntax FreeBSD branch, clang -std=gnu11 (stub headers)" stub_syntax __FreeBSD__=14 freebsd gnu11
+combo "syntax macOS branch, clang -std=gnu11 (stub headers)" stub_syntax __APPLE__ macos gnu11 \
+    -include tests/portability/stubs/macos/apple_pthread.h
+combo "syntax macOS branch, clang++ -std=c++17 (stub headers)" stub_syntax __APPLE__ macos c++17 \
+    -x c++ -include tests/portability/stubs/macos/apple_pthread.h
+
 echo "portability matrix: $(($(date +%s) - start)) s${SKIP:+, $skipped skipped}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
