@@ -1402,6 +1402,7 @@ struct pool {
     int *cpus;             /* pool_config.cpus, copied; NULL: no pinning */
     int num_cpus;
     uint32_t fork_generation; /* pool__fork_generation when created, see pool__inherited */
+    pool *inherited_next;     /* in a fork's child: the list of parents' default pools */
 #ifdef POOL_TRACE
     struct pool__trace *trace;
 #endif
@@ -2311,8 +2312,19 @@ static void pool__atfork_prepare(void) { pool__mutex_lock(&pool__default_lock); 
 
 static void pool__atfork_parent(void) { pool__mutex_unlock(&pool__default_lock); }
 
+/* The parents' default pools, in a child: their threads are gone and their
+   locks may be held, so they can never be destroyed, but they are kept on
+   this list rather than dropped (nothing points at them otherwise, and a
+   leak checker would call them lost). */
+static pool *pool__inherited_defaults;
+
 static void pool__atfork_child(void) {
+    pool *d = POOL__LOAD(&pool__default_pool, POOL__RELAXED); /* one thread here */
     POOL__STORE(&pool__fork_generation, pool__fork_generation + 1, POOL__RELAXED);
+    if (d) {
+        d->inherited_next = pool__inherited_defaults;
+        pool__inherited_defaults = d;
+    }
     POOL__STORE(&pool__default_pool, NULL, POOL__RELAXED);
     /* Forked from inside a task: this thread is no pool's worker any more. */
     pool__current = NULL;

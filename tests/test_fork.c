@@ -45,6 +45,16 @@ int main(void) {
 #ifndef UNDER_TSAN
 #define UNDER_TSAN 0
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
 
 static pool *explicit_pool;
 static int pipe_fd[2];
@@ -211,7 +221,15 @@ int main(void) {
     pool_call(explicit_pool, fork_in_task, NULL);
     CHECK_EQ_I64(atomic_load(&forked_from_task_status), 0);
 
-    /* Forks while other threads keep both pools busy. */
+    /* Forks while other threads keep both pools busy. Not under
+       AddressSanitizer: its allocator's lock, taken by a busy thread at
+       the fork, can stay locked in the child (the child then hangs in
+       ASan's malloc, not in pool.h). */
+    if (UNDER_ASAN) {
+        printf("test_fork: forks under load skipped under AddressSanitizer\n");
+        CHECK_EQ_I64(pool_destroy(explicit_pool), 0);
+        return test_finish("test_fork");
+    }
     for (i = 0; i < 2; i++)
         CHECK(pthread_create(&stress[i], NULL, stress_main, i ? explicit_pool : NULL) == 0);
     for (i = 0; i < 40; i++) {
