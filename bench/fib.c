@@ -13,6 +13,8 @@
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 #include "bench.h"
+#define WL_WORKLOADS_ONLY /* wl_fib_expected, shared with bench/peers */
+#include "peers/workloads.h"
 
 #include <errno.h>
 
@@ -38,17 +40,6 @@ static BENCH_NOINLINE void fib_plain(void *varg)
     fib_plain(&a);
     fib_plain(&b);
     f->result = a.result + b.result;
-}
-
-static uint64_t fib_expected(unsigned n)
-{
-    uint64_t a = 0, b = 1;
-    while (n--) {
-        uint64_t t = a + b;
-        a = b;
-        b = t;
-    }
-    return a;
 }
 
 /* Number of calls with n >= 2 in the recursion tree of fib(n): each does exactly one join. */
@@ -83,9 +74,9 @@ static uint64_t run_once(pool *p, unsigned n, uint64_t *cpu_ns)
     c1 = bench_cpu_ns();
     w1 = bench_now_ns();
     bench_do_not_optimize(root.result);
-    if (root.result != fib_expected(n)) {
+    if (root.result != wl_fib_expected(n)) {
         fprintf(stderr, "fib: FAILED: fib(%u) returned %" PRIu64 ", expected %" PRIu64 " (%s)\n", n,
-                root.result, fib_expected(n), p ? "pool" : "plain");
+                root.result, wl_fib_expected(n), p ? "pool" : "plain");
         exit(1);
     }
     *cpu_ns = c1 - c0;
@@ -181,7 +172,7 @@ int main(int argc, char **argv)
            "no cutoff\nmedian of %d interleaved runs, each right after an untimed run of the same "
            "variant;\ncpu = process CPU time, all threads; best = fastest run (least disturbed by "
            "the rest of the machine)\n\n",
-           n, fib_expected(n), 2 * joins + 1, joins, runs);
+           n, wl_fib_expected(n), 2 * joins + 1, joins, runs);
     printf("%-22s %10s %10s %10s %9s %9s %9s\n", "variant", "wall ms", "cpu ms", "ns/join",
            "x plain", "best ms", "x (best)");
     printf("%-22s %10.2f %10.2f %10s %9.2f %9.2f %9.2f\n", "plain recursion", bench_ms(plain_wall),

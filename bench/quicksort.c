@@ -25,7 +25,8 @@
  *
  *   Checks: the output is non-decreasing, its sum and xor equal the input's, and
  *   checksum = sum over i of (i + 1) * a[i] (mod 2^64) of the sorted array equals
- *   EXPECTED_CHECKSUM below (a property of the sorted output alone, so any correct sort gives it).
+ *   WL_QUICKSORT_CHECKSUM_10M in bench/peers/workloads.h (a property of the sorted output alone,
+ *   so any correct sort gives it). The input, the partition and the checks are that file's.
  *
  * The parallel sort starts with pool_call from the main thread, so it runs on the workers. The
  * baseline is the same recursion with two direct calls instead of pool_join, on the main thread.
@@ -40,109 +41,17 @@
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 #include "bench.h"
+#define WL_WORKLOADS_ONLY /* the input, partition and checks shared with bench/peers */
+#include "peers/workloads.h"
 
 #define FULL_N 10000000u
 #define QUICK_N 100000u
-#define SEED 2463534242u
-#define INSERTION_SORT_BELOW 32
-#define EXPECTED_CHECKSUM UINT64_C(0x6232d0320638d099) /* of the full-size sorted array */
 #define RUNS 9
 #define QUICK_RUNS 3
 #define SETTLE_NS 20000000u
 #define TARGET_NS 730000000u
 
 static pool *g_pool;
-
-struct input_sums {
-    uint64_t sum;
-    uint32_t xor;
-};
-
-/* Fills a[0..n) from xorshift32 and returns the input's sum and xor. */
-static struct input_sums generate(uint32_t *a, size_t n)
-{
-    struct input_sums s = { 0, 0 };
-    uint32_t x = SEED;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        a[i] = x;
-        s.sum += x;
-        s.xor ^= x;
-    }
-    return s;
-}
-
-/* Exits unless a[0..n) is sorted and has the input's sum and xor; returns the weighted checksum. */
-static uint64_t check_sorted(const uint32_t *a, size_t n, struct input_sums in, const char *who)
-{
-    struct input_sums out = { 0, 0 };
-    uint64_t checksum = 0;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (i > 0 && a[i - 1] > a[i]) {
-            fprintf(stderr, "quicksort: FAILED: %s: a[%zu] = %" PRIu32 " > a[%zu] = %" PRIu32 "\n",
-                    who, i - 1, a[i - 1], i, a[i]);
-            exit(1);
-        }
-        out.sum += a[i];
-        out.xor ^= a[i];
-        checksum += (uint64_t)(i + 1) * a[i];
-    }
-    if (out.sum != in.sum || out.xor != in.xor) {
-        fprintf(stderr, "quicksort: FAILED: %s: the elements changed (sum %" PRIu64 " -> %" PRIu64
-                        ", xor %08" PRIx32 " -> %08" PRIx32 ")\n", who, in.sum, out.sum, in.xor,
-                out.xor);
-        exit(1);
-    }
-    return checksum;
-}
-
-static void swap_u32(uint32_t *x, uint32_t *y)
-{
-    uint32_t t = *x;
-    *x = *y;
-    *y = t;
-}
-
-static void insertion_sort(uint32_t *a, size_t n)
-{
-    size_t i, j;
-    for (i = 1; i < n; i++) {
-        uint32_t v = a[i];
-        for (j = i; j > 0 && a[j - 1] > v; j--)
-            a[j] = a[j - 1];
-        a[j] = v;
-    }
-}
-
-/* Median-of-three Hoare partition (n >= 3). Returns k, 0 < k < n, with a[0..k) <= a[k..n). */
-static size_t partition(uint32_t *a, size_t n)
-{
-    size_t mid = (n - 1) / 2, i = 0, j = n - 1;
-    uint32_t pivot;
-
-    if (a[mid] < a[0])
-        swap_u32(&a[mid], &a[0]);
-    if (a[n - 1] < a[0])
-        swap_u32(&a[n - 1], &a[0]);
-    if (a[n - 1] < a[mid])
-        swap_u32(&a[n - 1], &a[mid]);
-    pivot = a[mid];
-    for (;;) {
-        while (a[i] < pivot)
-            i++;
-        while (a[j] > pivot)
-            j--;
-        if (i >= j)
-            return j + 1;
-        swap_u32(&a[i++], &a[j--]);
-    }
-}
 
 struct sort_range {
     uint32_t *a;
@@ -155,11 +64,11 @@ static BENCH_NOINLINE void sort_plain(void *arg)
     struct sort_range left, right;
     size_t k;
 
-    if (r->n < INSERTION_SORT_BELOW) {
-        insertion_sort(r->a, r->n);
+    if (r->n < WL_INSERTION_SORT_BELOW) {
+        wl_insertion_sort(r->a, r->n);
         return;
     }
-    k = partition(r->a, r->n);
+    k = wl_partition(r->a, r->n);
     left.a = r->a;
     left.n = k;
     right.a = r->a + k;
@@ -174,11 +83,11 @@ static BENCH_NOINLINE void sort_pool(void *arg)
     struct sort_range left, right;
     size_t k;
 
-    if (r->n < INSERTION_SORT_BELOW) {
-        insertion_sort(r->a, r->n);
+    if (r->n < WL_INSERTION_SORT_BELOW) {
+        wl_insertion_sort(r->a, r->n);
         return;
     }
-    k = partition(r->a, r->n);
+    k = wl_partition(r->a, r->n);
     left.a = r->a;
     left.n = k;
     right.a = r->a + k;
@@ -190,7 +99,7 @@ static BENCH_NOINLINE void sort_pool(void *arg)
  * result; returns the wall time and stores the weighted checksum in *checksum. */
 static uint64_t run_once(pool *p, uint32_t *a, size_t n, uint64_t *checksum)
 {
-    struct input_sums in = generate(a, n);
+    struct wl_sums in = wl_fill(a, n);
     struct sort_range all;
     uint64_t t0, t1;
 
@@ -204,7 +113,7 @@ static uint64_t run_once(pool *p, uint32_t *a, size_t n, uint64_t *checksum)
     else
         sort_plain(&all);
     t1 = bench_now_ns();
-    *checksum = check_sorted(a, n, in, p ? "pool" : "plain");
+    *checksum = wl_check_sorted(a, n, in);
     return t1 - t0;
 }
 
@@ -226,9 +135,9 @@ int main(int argc, char **argv)
     /* Round -1 is the warm-up: it faults the array in and starts the pool's threads. Its plain
      * run gives the reference checksum, itself checked against the constant at full size. */
     run_once(NULL, a, n, &expected);
-    if (!bench_quick() && expected != EXPECTED_CHECKSUM) {
+    if (!bench_quick() && expected != WL_QUICKSORT_CHECKSUM_10M) {
         fprintf(stderr, "quicksort: FAILED: checksum %016" PRIx64 ", want %016" PRIx64 "\n",
-                expected, EXPECTED_CHECKSUM);
+                expected, WL_QUICKSORT_CHECKSUM_10M);
         return 1;
     }
     for (r = -1; r < runs; r++) {
@@ -244,8 +153,8 @@ int main(int argc, char **argv)
         }
     }
 
-    printf("quicksort of %zu xorshift32 uint32, pool_join per partition, insertion sort below %d, "
-           "checksum %016" PRIx64 ", %d runs each\n", n, INSERTION_SORT_BELOW, expected, runs);
+    printf("quicksort of %zu xorshift32 uint32, pool_join per partition, insertion sort below %u, "
+           "checksum %016" PRIx64 ", %d runs each\n", n, WL_INSERTION_SORT_BELOW, expected, runs);
     plain_median = bench_report_ms("plain recursion", plain_ns, runs, 0, NULL);
     snprintf(label, sizeof label, "pool_join, %d thread%s", threads, threads == 1 ? "" : "s");
     pool_median = bench_report_ms(label, pool_ns, runs, plain_median, "plain");

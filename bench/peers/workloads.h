@@ -105,6 +105,13 @@
 
 /* ---- what each runtime's program defines --------------------------------------------------- */
 
+/* A pool.h benchmark under bench/ that only wants the workloads' definitions (input, checks,
+ * serial pieces) defines WL_WORKLOADS_ONLY first: then there is no harness and no rt_*. */
+#ifdef WL_WORKLOADS_ONLY
+#define WL_WHO() "bench"
+#else
+#define WL_WHO() rt_name()
+
 struct wl_queens;
 struct wl_subtree;
 struct wl_probe;
@@ -120,6 +127,7 @@ static uint64_t rt_sum(const uint32_t *a, size_t n); /* with the runtime's paral
 static void rt_submit(uint32_t *runs, size_t n);   /* n tasks from this thread: task i does
                                                       wl_tiny_run(runs, i); wait for all */
 static void rt_wake(struct wl_probe *probes, int rounds); /* the wake rounds: see wl_wake_* */
+#endif
 
 /* ---- clocks ---------------------------------------------------------------------------------- */
 
@@ -143,9 +151,9 @@ static inline void wl_sleep_ns(uint64_t ns)
     }
 }
 
-static void wl_fail(const char *fmt, const char *what, uint64_t got, uint64_t want)
+static WL_MAYBE_UNUSED void wl_fail(const char *fmt, const char *what, uint64_t got, uint64_t want)
 {
-    fprintf(stderr, "%s: FAILED: ", rt_name());
+    fprintf(stderr, "%s: FAILED: ", WL_WHO());
     fprintf(stderr, fmt, what, got, want);
     fputc('\n', stderr);
     exit(1);
@@ -153,7 +161,7 @@ static void wl_fail(const char *fmt, const char *what, uint64_t got, uint64_t wa
 
 /* ---- fib --------------------------------------------------------------------------------------- */
 
-static uint64_t wl_fib_expected(unsigned n)
+static WL_MAYBE_UNUSED uint64_t wl_fib_expected(unsigned n)
 {
     uint64_t a = 0, b = 1;
     while (n--) {
@@ -174,7 +182,7 @@ struct wl_queens {
     uint64_t solutions, calls;
 };
 
-static uint32_t wl_queens_n; /* board size */
+static WL_MAYBE_UNUSED uint32_t wl_queens_n; /* board size */
 
 /* Starts solve(q): returns 1 if q is a full board (then q is solved: 1 solution, 1 call);
  * otherwise sets q up to receive its children's results and returns 0. */
@@ -211,7 +219,7 @@ static inline void wl_queens_add(struct wl_queens *q, const struct wl_queens *ch
     q->calls += child->calls;
 }
 
-static void wl_queens_serial(struct wl_queens *q)
+static WL_MAYBE_UNUSED void wl_queens_serial(struct wl_queens *q)
 {
     struct wl_queens c;
     uint32_t free;
@@ -227,7 +235,7 @@ static void wl_queens_serial(struct wl_queens *q)
 }
 
 /* Solutions for N = 0..15 (OEIS A000170): the serial count is checked against it. */
-static const uint64_t wl_queens_known[16] = { 1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680,
+static WL_MAYBE_UNUSED const uint64_t wl_queens_known[16] = { 1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680,
                                               14200, 73712, 365596, 2279184 };
 
 /* ---- utree ------------------------------------------------------------------------------------- */
@@ -244,7 +252,7 @@ struct wl_subtree {
     uint64_t nodes, work_sum;
 };
 
-static uint32_t wl_utree_max_depth;
+static WL_MAYBE_UNUSED uint32_t wl_utree_max_depth;
 
 /* Visits node (id, depth): sets *t to the node alone, *children to its child count, and returns
  * h, its hash: the children are the nodes (h + 1 + i, depth + 1), i < *children. */
@@ -286,7 +294,7 @@ static inline void wl_subtree_add(struct wl_subtree *t, const struct wl_subtree 
     t->work_sum += u->work_sum;
 }
 
-static void wl_utree_serial(uint64_t id, uint32_t depth, struct wl_subtree *t)
+static WL_MAYBE_UNUSED void wl_utree_serial(uint64_t id, uint32_t depth, struct wl_subtree *t)
 {
     uint32_t children, i;
     uint64_t h = wl_utree_visit(id, depth, &children, t);
@@ -306,7 +314,7 @@ struct wl_sums {
 };
 
 /* Fills a[0..n) from xorshift32 (Marsaglia 2003) seeded with WL_SEED; returns their sum and xor. */
-static struct wl_sums wl_fill(uint32_t *a, size_t n)
+static WL_MAYBE_UNUSED struct wl_sums wl_fill(uint32_t *a, size_t n)
 {
     struct wl_sums s = { 0, 0 };
     uint32_t x = WL_SEED;
@@ -368,7 +376,7 @@ static inline size_t wl_partition(uint32_t *a, size_t n)
 
 /* Exits unless a[0..n) is non-decreasing with the input's sum and xor; returns
  * sum((i + 1) * a[i]) mod 2^64. */
-static uint64_t wl_check_sorted(const uint32_t *a, size_t n, struct wl_sums in)
+static WL_MAYBE_UNUSED uint64_t wl_check_sorted(const uint32_t *a, size_t n, struct wl_sums in)
 {
     struct wl_sums out = { 0, 0 };
     uint64_t checksum = 0;
@@ -398,6 +406,7 @@ static WL_NOINLINE WL_MAYBE_UNUSED uint64_t wl_sum_range(const uint32_t *a, size
     return s;
 }
 
+#ifndef WL_WORKLOADS_ONLY
 /* ---- submit and wake --------------------------------------------------------------------------- */
 
 /* The body of the submit workload's task i. */
@@ -778,4 +787,5 @@ int main(int argc, char **argv)
     return 0;
 }
 
+#endif /* WL_WORKLOADS_ONLY */
 #endif /* WORKLOADS_H */
