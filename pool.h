@@ -273,6 +273,8 @@ struct pool_config {
     unsigned blocking_keep_alive_ms;   /* idle blocking thread exits after this; 0: 10000 */
     const int *cpus;  /* optional: worker i is pinned to cpus[i % num_cpus] (copied) */
     int num_cpus;     /* entries in cpus; 0: no pinning */
+    int max_spare_threads; /* threads started beyond num_threads to stand in for workers
+                              parked in a wait; 0: 256 */
 };
 
 /* Counters, summed over the workers at the moment of the call. Each is
@@ -286,9 +288,14 @@ struct pool_stats {
     uint64_t sleeps;           /* times a worker blocked in the kernel */
     uint64_t wakeups;          /* times a worker was woken from the kernel */
     uint64_t wakeups_wasted;   /* ... and went back to sleep without running a task */
-    uint64_t threads_started;  /* worker threads started */
-    uint64_t threads_failed;   /* worker thread creations that failed */
+    uint64_t threads_started;  /* worker threads started (up to num_threads) */
+    uint64_t threads_failed;   /* worker and spare thread creations that failed */
     int num_threads;           /* configured maximum */
+    uint64_t spares_started;   /* spare threads started: beyond num_threads, each to stand in
+                                  for a worker parked in a wait */
+    uint64_t waits_parked;     /* times a worker parked in a wait, with nothing of its own to run */
+    uint64_t wait_depth_max;   /* the most waits ever nested on one thread's stack (the pool's
+                                  threads, and outside threads waiting on the pool) */
     /* The blocking pool. The first three are current values, kept without
        locks so that they can be read at any time. */
     uint64_t blocking_threads;          /* blocking threads alive */
@@ -309,6 +316,8 @@ struct pool_worker_stats {
     uint64_t sleeps;          /* times it blocked in the kernel */
     uint64_t wakeups;         /* times it was woken from the kernel */
     uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
+    uint64_t waits_parked;    /* times it parked in a wait (see pool_stats) */
+    uint64_t wait_depth_max;  /* the most waits nested on its stack */
     int started;              /* 1 if its thread has been started */
     int cpu;                  /* the CPU it pinned itself to as it started; -1: none (yet) */
 };
@@ -316,14 +325,16 @@ struct pool_worker_stats {
 /* Private: a one-shot completion flag that a thread can block on. */
 typedef struct pool__latch {
     uint32_t state;
-    void *waiter;
-    void *other_pool;
 } pool__latch;
 
 struct pool_scope {
     pool *pool__pool;
     size_t pool__pending;
     pool__latch pool__done;
+    uint32_t pool__waiting;       /* a thread is inside the wait */
+    uint32_t pool__epoch;         /* bumped as each wait ends: a second waiter blocks on it */
+    uint32_t pool__origin_worker; /* 1 + the index of the worker that initialised it; 0: none */
+    uint64_t pool__origin_run;    /* ... and the id of the run it was in then */
 };
 
 /* A blocking task that can be waited for, and skipped by a fast shutdown. */
@@ -341,7 +352,7 @@ struct pool_blocking_job {
 };
 
 /* Static or compound initialiser for a job whose run is fn. */
-#define POOL_BLOCKING_JOB_INIT(fn) { (fn), 0, 0, POOL_TASK_INIT(0), 0, 0, 0, 0, {0, 0, 0} }
+#define POOL_BLOCKING_JOB_INIT(fn) { (fn), 0, 0, POOL_TASK_INIT(0), 0, 0, 0, 0, {0} }
 
 /* lifecycle */
 POOL_DEF int pool_create(pool **out, const pool_config *cfg);
@@ -357,6 +368,7 @@ POOL_DEF void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grain,
 POOL_DEF void pool_scope_init(pool_scope *s, pool *p);
 POOL_DEF int pool_scope_spawn(pool_scope *s, pool_task *t);
 POOL_DEF void pool_scope_wait(pool_scope *s);
+POOL_DEF int pool_scope_wait_status(pool_scope *s);
 
 /* detached submission */
 POOL_DEF int pool_submit(pool *p, pool_task *t);
@@ -371,6 +383,7 @@ POOL_DEF int pool_destroy_fast(pool *p);
 /* introspection */
 POOL_DEF int pool_worker_index(void);
 POOL_DEF int pool_num_threads(const pool *p);
+POOL_DEF int pool_worker_index_limit(const pool *p);
 POOL_DEF void pool_stats_get(const pool *p, pool_stats *out);
 POOL_DEF int pool_worker_stats_get(const pool *p, int worker, pool_worker_stats *out);
 POOL_DEF int pool_stats_print(const pool *p, FILE *out);
@@ -565,8 +578,8 @@ static int pool__thread_create_native(pool__thread *t, size_t stack_size, pool__
 
 /* Windows reserves stacks in 64 KiB units and takes any size; a smaller
    one is refused here, as pthreads refuses one below PTHREAD_STACK_MIN. */
-static int pool__stack_size_ok(size_t stack_size) {
-    return stack_size == 0 || (stack_size >= 65536 && stack_size <= UINT_MAX);
+static int pool__stack_size_accepted(size_t stack_size) {
+    return stack_size >= 65536 && stack_size <= UINT_MAX;
 }
 
 static void pool__thread_join(pool__thread t) {
@@ -657,12 +670,10 @@ static int pool__thread_create_native(pool__thread *t, size_t stack_size, pool__
     return rc;
 }
 
-/* Whether threads can be created with this stack size (0: the default),
-   so that pool_create refuses a bad one instead of every worker failing. */
-static int pool__stack_size_ok(size_t stack_size) {
+/* Whether the thread attributes take this stack size. */
+static int pool__stack_size_accepted(size_t stack_size) {
     pthread_attr_t attr;
     int rc;
-    if (!stack_size) return 1;
     if (pthread_attr_init(&attr) != 0) return 0;
     rc = pthread_attr_setstacksize(&attr, stack_size);
     pthread_attr_destroy(&attr);
@@ -728,6 +739,32 @@ static int pool__cond_wait_until(pool__cond *c, pool__mutex *m, uint64_t deadlin
 }
 #endif
 
+/* A thread that returns at once, started by pool__stack_size_ok. */
+static POOL__THREAD_PROC(pool__probe_main) {
+    (void)arg;
+    return 0;
+}
+
+static int pool__probe_thread(size_t stack_size) {
+    pool__thread t;
+    int rc = pool__thread_create_native(&t, stack_size, pool__probe_main, NULL);
+    if (rc == 0) pool__thread_join(t);
+    return rc;
+}
+
+/* Whether threads can be created with this stack size (0: the default),
+   so that pool_create refuses a bad one instead of every worker failing.
+   The attributes accept sizes (SIZE_MAX, a terabyte) that every thread
+   creation then refuses, so a thread is started to find out. If it
+   fails, so that a thread with the default stack does not, the size is
+   refused; if both fail, the system is out of threads for now, which
+   says nothing about the size (the pool starts its threads later). */
+static int pool__stack_size_ok(size_t stack_size) {
+    if (!stack_size) return 1;
+    if (!pool__stack_size_accepted(stack_size)) return 0;
+    return pool__probe_thread(stack_size) == 0 || pool__probe_thread(0) != 0;
+}
+
 /* POOL_CHAOS (testing only): at each step of the deque, injector, sleep
    and latch protocols, POOL__CHAOS() yields now and then and sleeps a few
    microseconds once in a while, so that soak tests see the interleavings
@@ -771,7 +808,7 @@ long syscall(long number, ...);
 
 /* Wait/wake on a 32-bit word: pool__wait blocks while *addr == expected
    (it may return spuriously: callers loop), pool__wake_one wakes one
-   thread blocked on addr. Every caller changes *addr before it wakes, and
+   thread blocked on addr, pool__wake_all every one. Every caller changes *addr before it wakes, and
    each primitive below compares *addr with `expected` atomically with
    going to sleep, so a wake-up between a waiter's check and its sleep is
    never lost. The address-keyed primitive of each system: futex (Linux),
@@ -842,6 +879,7 @@ static void pool__wait_table_reset_all(void) {}
 #if defined(POOL_NO_FUTEX)
 static void pool__wait(uint32_t *addr, uint32_t expected) { pool__table_wait(addr, expected); }
 static void pool__wake_one(uint32_t *addr) { pool__table_wake(addr); }
+static void pool__wake_all(uint32_t *addr) { pool__table_wake(addr); }
 #elif defined(__linux__)
 /* The kernel's futex ABI, spelled out: musl-gcc's include path, and
    Alpine's without linux-headers, have no <linux/futex.h>. Targets with
@@ -862,6 +900,10 @@ static void pool__wait(uint32_t *addr, uint32_t expected) {
 static void pool__wake_one(uint32_t *addr) {
     syscall(POOL__SYS_FUTEX, addr, POOL__FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
+
+static void pool__wake_all(uint32_t *addr) {
+    syscall(POOL__SYS_FUTEX, addr, POOL__FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
 #elif defined(__FreeBSD__)
 #include <sys/types.h>
 #include <sys/umtx.h>
@@ -871,6 +913,9 @@ static void pool__wait(uint32_t *addr, uint32_t expected) {
 }
 
 static void pool__wake_one(uint32_t *addr) { _umtx_op(addr, UMTX_OP_WAKE_PRIVATE, 1, NULL, NULL); }
+static void pool__wake_all(uint32_t *addr) {
+    _umtx_op(addr, UMTX_OP_WAKE_PRIVATE, INT_MAX, NULL, NULL);
+}
 #elif defined(__APPLE__)
 /* os_sync_wait_on_address is the public API from macOS 14.4. Before it,
    libSystem's __ulock_wait/__ulock_wake (macOS 10.12+) are the same
@@ -891,6 +936,7 @@ extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
 }
 #endif
 #define POOL__UL_COMPARE_AND_WAIT 1
+#define POOL__ULF_WAKE_ALL 0x00000100
 #define POOL__ULF_NO_ERRNO 0x01000000
 
 static void pool__wait(uint32_t *addr, uint32_t expected) {
@@ -912,6 +958,16 @@ static void pool__wake_one(uint32_t *addr) {
 #endif
     __ulock_wake(POOL__UL_COMPARE_AND_WAIT | POOL__ULF_NO_ERRNO, addr, 0);
 }
+
+static void pool__wake_all(uint32_t *addr) {
+#ifdef POOL__OS_SYNC
+    if (__builtin_available(macOS 14.4, iOS 17.4, *)) {
+        os_sync_wake_by_address_all(addr, sizeof *addr, OS_SYNC_WAKE_BY_ADDRESS_NONE);
+        return;
+    }
+#endif
+    __ulock_wake(POOL__UL_COMPARE_AND_WAIT | POOL__ULF_WAKE_ALL | POOL__ULF_NO_ERRNO, addr, 0);
+}
 #elif defined(_WIN32)
 /* WaitOnAddress lives in an API set that MinGW's import libraries may
    lack, so it is looked up at run time; without it (before Windows 8),
@@ -920,15 +976,18 @@ typedef BOOL(WINAPI *pool__wait_on_address_fn)(volatile VOID *, PVOID, SIZE_T, D
 typedef VOID(WINAPI *pool__wake_by_address_fn)(PVOID);
 static pool__wait_on_address_fn pool__wait_on_address;
 static pool__wake_by_address_fn pool__wake_by_address_single;
+static pool__wake_by_address_fn pool__wake_by_address_all;
 static pool__once_flag pool__wait_resolve_once = POOL__ONCE_INIT;
 
 static void pool__wait_resolve(void) {
     HMODULE lib = LoadLibraryA("api-ms-win-core-synch-l1-2-0.dll");
     FARPROC wait = lib ? GetProcAddress(lib, "WaitOnAddress") : NULL;
     FARPROC wake = lib ? GetProcAddress(lib, "WakeByAddressSingle") : NULL;
-    if (wait && wake) { /* via void (*)(void), the cast that means "any function" */
+    FARPROC wake_all = lib ? GetProcAddress(lib, "WakeByAddressAll") : NULL;
+    if (wait && wake && wake_all) { /* via void (*)(void), the cast that means "any function" */
         pool__wait_on_address = (pool__wait_on_address_fn)(void (*)(void))wait;
         pool__wake_by_address_single = (pool__wake_by_address_fn)(void (*)(void))wake;
+        pool__wake_by_address_all = (pool__wake_by_address_fn)(void (*)(void))wake_all;
     }
 }
 
@@ -943,9 +1002,16 @@ static void pool__wake_one(uint32_t *addr) {
     if (pool__wake_by_address_single) pool__wake_by_address_single(addr);
     else pool__table_wake(addr);
 }
+
+static void pool__wake_all(uint32_t *addr) {
+    pool__call_once(&pool__wait_resolve_once, pool__wait_resolve);
+    if (pool__wake_by_address_all) pool__wake_by_address_all(addr);
+    else pool__table_wake(addr);
+}
 #else
 static void pool__wait(uint32_t *addr, uint32_t expected) { pool__table_wait(addr, expected); }
 static void pool__wake_one(uint32_t *addr) { pool__table_wake(addr); }
+static void pool__wake_all(uint32_t *addr) { pool__table_wake(addr); }
 #endif
 
 /* A set of CPUs. On Linux a thread inherits its creator's affinity, so a
@@ -1244,12 +1310,16 @@ POOL__INLINE pool_task *pool__deque_pop(pool__deque *d) {
 }
 
 /* Any thread: the oldest task, or NULL. NULL with *contended set means the
-   deque was not empty but another thread won the race; try again. */
-static pool_task *pool__deque_steal(pool__deque *d, int *contended) {
+   deque was not empty but another thread won the race; try again. Only a
+   task at index min_top or above is taken (0: any), so that a waiter can
+   take what the owner pushed since a given moment (see the waiting
+   section): below that index lies older work. */
+static pool_task *pool__deque_steal(pool__deque *d, int64_t min_top, int *contended) {
     int64_t top = POOL__LOAD(&d->top, POOL__SEQ_CST); /* pairs with pop */
     int64_t bottom;
     pool__deque_buffer *b;
     pool_task *t;
+    if (top < min_top) return NULL;
     POOL__CHAOS();
     bottom = POOL__LOAD(&d->bottom, POOL__SEQ_CST); /* pairs with pop and push */
     if (top >= bottom) return NULL;
@@ -1352,20 +1422,39 @@ static int pool__injector_has_work(pool__injector *q) {
 /* The pool and its workers                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* A run a worker has under way that other threads may help with: see the
+   waiting section. Written by the worker (releases), read by waiters
+   (acquires); `run` is 0 while the frame is free. */
+typedef struct pool__frame {
+    uint64_t run;    /* the run's id, unique on this worker */
+    int64_t base;    /* the worker's deque bottom when the run began */
+    const void *tag; /* what the run is part of: the join half it is, or its task's scope */
+} pool__frame;
+
+/* Runs nested deeper than this on one worker are not recorded: nobody can
+   help with them, and their waiters are stood in for instead. */
+#define POOL__FRAMES 16
+
 typedef struct pool__worker {
     pool__deque deque;
     /* The worker's CoreLatch (see the sleep section) and its futex word.
        Other threads write it, so it has a cache line to itself. */
     POOL__ALIGNED uint32_t latch;
+    /* Written by the worker, read by waiters of other threads. */
+    POOL__ALIGNED pool__frame frames[POOL__FRAMES];
     /* Owner-private from here on; the stats are read by pool_stats_get. */
     POOL__ALIGNED uint64_t rng;
-    pool *home; /* the pool this worker belongs to */
+    uint64_t runs;        /* runs begun, the last one's id */
+    uint64_t run_current; /* the id of the innermost run under way; 0: none */
+    uint32_t run_depth;   /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
+    uint32_t ticks;       /* searches of the main loop, for its fairness rule */
+    pool *home;           /* the pool this worker belongs to */
     int index;
     int cpu; /* pinned to; -1: not pinned. Set by the worker before its first task. */
     pool__thread thread;
     struct {
         uint64_t jobs_run, jobs_stolen, steals_failed, jobs_injected, sleeps, wakeups,
-            wakeups_wasted;
+            wakeups_wasted, waits_parked, wait_depth_max;
     } stats;
 } pool__worker;
 
@@ -1389,17 +1478,29 @@ typedef struct pool__blocking {
     } metrics;
 } pool__blocking;
 
+/* The monitor thread (see pool__monitor_main): retries thread starts that
+   failed while the pool is short of threads. Guarded by `lock`. */
+typedef struct pool__monitor {
+    pool__mutex lock;
+    pool__cond wake;
+    pool__thread thread;
+    int running; /* the thread was started (written under spawn_lock) */
+    int retry;   /* a thread start failed: try again after a backoff */
+    int stop;    /* pool_destroy: exit */
+} pool__monitor;
+
 struct pool {
     /* Read-only after pool_create. */
     int num_threads;
+    uint32_t max_workers;  /* num_threads plus the spare threads it may start */
     size_t stack_size;
     char name[16];
     void (*on_thread_start)(void *user, int worker_index);
     void (*on_thread_exit)(void *user, int worker_index);
     void *user;
-    pool__worker *workers; /* num_threads slots; threads start lazily, in order */
-    pool__cpu_set allowed; /* every thread of the pool starts with these CPUs */
-    int *cpus;             /* pool_config.cpus, copied; NULL: no pinning */
+    pool__worker **workers; /* max_workers slots, filled in order as threads start */
+    pool__cpu_set allowed;  /* every thread of the pool starts with these CPUs */
+    int *cpus;              /* pool_config.cpus, copied; NULL: no pinning */
     int num_cpus;
     uint32_t fork_generation; /* pool__fork_generation when created, see pool__inherited */
     pool *inherited_next;     /* in a fork's child: the list of parents' default pools */
@@ -1412,16 +1513,21 @@ struct pool {
 
     POOL__ALIGNED pool__injector injector;
 
-    /* Workers [0, threads_started) have a thread. Written under spawn_lock. */
+    /* Workers [0, threads_started) have a thread: workers, then spares.
+       Written under spawn_lock. */
     POOL__ALIGNED uint32_t threads_started;
-    uint32_t closing;     /* pool_destroy has begun: no new submissions */
-    uint32_t terminating; /* workers leave once they find no work */
+    uint32_t parked;       /* workers parked in a wait (see the waiting section) */
+    uint32_t closing;      /* pool_destroy has begun: no new submissions */
+    uint32_t terminating;  /* workers leave once they find no work */
     uint32_t spawn_closed;
-    uint32_t xpool_inflight; /* see pool__latch_set */
+    uint32_t workers_gone; /* pool_destroy joined the workers: waiters run their own work */
     uint64_t jobs_injected;
     uint64_t threads_failed;
     uint64_t spawn_retry_ns; /* posters start no thread before this time */
+    uint64_t outside_wait_depth_max; /* the deepest nesting of waits on p's outside waiters */
     pool__mutex spawn_lock;
+    pool__mutex help_lock; /* helpers that take their own work from the injector */
+    pool__monitor monitor;
 
     POOL__ALIGNED pool__blocking blocking;
 };
@@ -1433,28 +1539,69 @@ static POOL__THREAD_LOCAL pool__worker *pool__current;
 static POOL__THREAD_LOCAL pool *pool__blocking_home;
 
 static POOL__THREAD_PROC(pool__worker_main);
+static POOL__THREAD_PROC(pool__monitor_main);
 
-/* Starts the next worker thread if the pool has fewer than num_threads.
-   Called when work is posted that no awake worker can take. A poster
-   never blocks on the lock (wait_for_lock 0): if another thread is
-   starting a worker, that is enough. A failed start is counted and tried
-   again later; the pool carries on with the threads it has, and with none
-   at all the threads that wait for work run it themselves
-   (pool__wait_outside). Returns the number of threads started so far.
+/* A new worker for slot `index` of p, its deque ready; NULL: no memory. */
+static pool__worker *pool__worker_new(pool *p, uint32_t index) {
+    pool__worker *w = (pool__worker *)pool__alloc_aligned(sizeof *w, p->user);
+    if (!w) return NULL;
+    memset(w, 0, sizeof *w);
+    w->home = p;
+    w->index = (int)index;
+    w->cpu = -1;
+    w->rng = 0x9E3779B97F4A7C15ull * (index + 1);
+    if (pool__deque_init(&w->deque, 256, p->user) != 0) {
+        pool__free_aligned(w, p->user);
+        return NULL;
+    }
+    return w;
+}
 
-   "Later" is at least POOL__SPAWN_RETRY_NS after a failure, for posters:
-   a system out of threads fails every thread creation, each one costly,
-   and otherwise every join would try one. A waiter whose pool has no
-   thread at all (wait_for_lock 1) tries at once. */
+static void pool__worker_free(pool *p, pool__worker *w) {
+    pool__deque_destroy(&w->deque);
+    pool__free_aligned(w, p->user);
+}
+
+/* Under spawn_lock, once a worker exists: the monitor thread, if it is not
+   running yet (a failed start is tried again with the next worker). */
+static void pool__monitor_start(pool *p) {
+    if (!p->monitor.running &&
+        pool__thread_start(&p->monitor.thread, pool__monitor_main, p, p->stack_size) == 0)
+        p->monitor.running = 1;
+}
+
+/* A thread start failed: the monitor tries again after a backoff. */
+static void pool__monitor_retry(pool *p) {
+    pool__mutex_lock(&p->monitor.lock);
+    p->monitor.retry = 1;
+    pool__cond_signal(&p->monitor.wake);
+    pool__mutex_unlock(&p->monitor.lock);
+}
+
+/* Starts the next thread of p if it has fewer than `limit`: num_threads
+   for a worker, max_workers for a spare that stands in for a parked one
+   (see the waiting section). Called when work is posted that no awake
+   worker can take, and when a worker parks. A poster never blocks on the
+   lock (wait_for_lock 0): if another thread is starting one, that is
+   enough. A failed start is counted and tried again later, by the monitor
+   thread while the pool is short of threads and by the next post; the
+   pool carries on with the threads it has, and with none at all the
+   threads that wait for work run their own (pool__wait_elsewhere).
+   Returns the number of threads started so far.
+
+   A poster tries again no sooner than POOL__SPAWN_RETRY_NS after a
+   failure: a system out of threads fails every thread creation, each one
+   costly, and otherwise every join would try one. A waiter whose pool has
+   no thread at all, or that parks (wait_for_lock 1), tries at once. */
 #define POOL__SPAWN_RETRY_NS 1000000
 
-static uint32_t pool__spawn(pool *p, int wait_for_lock) {
+static uint32_t pool__spawn(pool *p, int wait_for_lock, uint32_t limit) {
     uint32_t started;
     uint64_t retry;
     pool__worker *w;
     /* Relaxed: a stale value only costs one extra trip to the lock. */
     started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
-    if (started >= (uint32_t)p->num_threads) return started;
+    if (started >= limit) return started;
     /* Relaxed: a hint; the lock below decides. While the pool has no
        thread at all every post tries: nobody else would run its work. */
     retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
@@ -1462,18 +1609,20 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock) {
     if (wait_for_lock) pool__mutex_lock(&p->spawn_lock);
     else if (!pool__mutex_trylock(&p->spawn_lock)) return started;
     started = p->threads_started;
-    w = &p->workers[started];
-    if (!p->spawn_closed && started < (uint32_t)p->num_threads) {
-        if (pool__deque_init(&w->deque, 256, p->user) == 0 &&
-            pool__thread_start(&w->thread, pool__worker_main, w, p->stack_size) == 0) {
+    if (!p->spawn_closed && started < limit) {
+        w = pool__worker_new(p, started);
+        if (w && pool__thread_start(&w->thread, pool__worker_main, w, p->stack_size) == 0) {
+            p->workers[started] = w;
             /* Release: a thread that sees the new count (acquire) sees the
-               worker's initialised deque. */
+               worker's slot and its initialised deque. */
             POOL__STORE(&p->threads_started, ++started, POOL__RELEASE);
             POOL__STORE(&p->spawn_retry_ns, 0, POOL__RELAXED);
+            pool__monitor_start(p);
         } else {
-            pool__deque_destroy(&w->deque);
+            if (w) pool__worker_free(p, w);
             POOL__FETCH_ADD(&p->threads_failed, 1, POOL__RELAXED); /* a statistic */
             POOL__STORE(&p->spawn_retry_ns, pool__now_ns() + POOL__SPAWN_RETRY_NS, POOL__RELAXED);
+            if (p->monitor.running) pool__monitor_retry(p);
         }
     }
     pool__mutex_unlock(&p->spawn_lock);
@@ -1530,7 +1679,7 @@ typedef struct pool__trace_lane {
 struct pool__trace {
     uint64_t start_ns;
     uint64_t id; /* tells a pool from a later one at the same address */
-    int lanes;   /* num_threads + POOL__TRACE_SHARED_LANES */
+    int lanes;   /* max_workers + POOL__TRACE_SHARED_LANES */
     pool__trace_lane lane[1];
 };
 
@@ -1543,7 +1692,7 @@ static POOL__THREAD_LOCAL struct {
 } pool__trace_cache;
 
 static int pool__trace_init(pool *p) {
-    int lanes = p->num_threads + POOL__TRACE_SHARED_LANES;
+    int lanes = (int)p->max_workers + POOL__TRACE_SHARED_LANES;
     size_t size = sizeof(struct pool__trace) + (size_t)(lanes - 1) * sizeof(pool__trace_lane);
     p->trace = (struct pool__trace *)pool__alloc_aligned(size, p->user);
     if (!p->trace) return ENOMEM;
@@ -1586,11 +1735,11 @@ static pool__trace_lane *pool__trace_shared_lane(pool *p) {
     if (pool__trace_cache.id == tr->id) return pool__trace_cache.lane;
     /* Acquire, here and in the claim: the previous owner's events (its
        release in pool__trace_release_lane) come before ours. */
-    for (i = p->num_threads; i < tr->lanes && !found; i++)
+    for (i = (int)p->max_workers; i < tr->lanes && !found; i++)
         if (POOL__LOAD(&tr->lane[i].owner, POOL__ACQUIRE) == me &&
             POOL__LOAD(&tr->lane[i].blocking, POOL__RELAXED) == blocking)
             found = &tr->lane[i];
-    for (i = p->num_threads; i < tr->lanes && !found; i++) {
+    for (i = (int)p->max_workers; i < tr->lanes && !found; i++) {
         uintptr_t owner = 0;
         if (POOL__LOAD(&tr->lane[i].owner, POOL__RELAXED) == 0 && /* a hint; the CAS decides */
             POOL__CAS(&tr->lane[i].owner, &owner, me, POOL__ACQUIRE, POOL__RELAXED)) {
@@ -1609,7 +1758,7 @@ static void pool__trace_release_lane(pool *p) {
     uintptr_t me = (uintptr_t)&pool__trace_cache;
     int i;
     pool__trace_cache.id = 0;
-    for (i = p->num_threads; i < p->trace->lanes; i++)
+    for (i = (int)p->max_workers; i < p->trace->lanes; i++)
         if (POOL__LOAD(&p->trace->lane[i].owner, POOL__RELAXED) == me) /* ours: no race */
             POOL__STORE(&p->trace->lane[i].owner, 0, POOL__RELEASE);
 }
@@ -1765,7 +1914,7 @@ static int pool__wake_sleeper(pool *p, pool__worker *w) {
 static uint32_t pool__wake_any(pool *p, uint32_t n) {
     /* Acquire: pairs with the release in pool__spawn. */
     uint32_t started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i, woken = 0;
-    for (i = 0; i < started && woken < n; i++) woken += pool__wake_sleeper(p, &p->workers[i]);
+    for (i = 0; i < started && woken < n; i++) woken += pool__wake_sleeper(p, p->workers[i]);
     return woken;
 }
 
@@ -1777,6 +1926,15 @@ static void pool__notify_worker(pool__worker *w) {
         POOL__TRACE(w->home, POOL__EV_WAKE, w->index);
         pool__wake_one(&w->latch);
     }
+}
+
+/* The threads p should have started: num_threads, and a spare for each
+   worker parked in a wait (see the waiting section), up to max_workers.
+   Relaxed: a count that steers thread starts, a stale value costs one
+   start too many or one delayed to the next post. */
+POOL__INLINE uint32_t pool__threads_wanted(pool *p) {
+    uint32_t want = (uint32_t)p->num_threads + POOL__LOAD(&p->parked, POOL__RELAXED);
+    return want < p->max_workers ? want : p->max_workers;
 }
 
 /* n jobs were just made visible; c is the counters word after the post.
@@ -1796,7 +1954,7 @@ POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int que
     else if (awake_idle < n) to_wake = n - awake_idle;
     if (to_wake > sleeping) to_wake = sleeping;
     if (to_wake) woken = pool__wake_any(p, to_wake);
-    if (awake_idle + woken < n) pool__spawn(p, 0);
+    if (awake_idle + woken < n) pool__spawn(p, 0, pool__threads_wanted(p));
     return awake_idle;
 }
 
@@ -1833,8 +1991,8 @@ static void pool__new_moved_jobs(pool__worker *w, uint32_t n) {
 }
 
 /* n tasks were pushed onto w's own deque. This runs on every join, so the
-   common case, nobody asleep and every thread started, returns after two
-   loads; whether the deque was empty is only worked out when it matters.
+   common case, nobody asleep and every thread wanted started, returns
+   after three loads (threads_started and parked share a cache line); whether the deque was empty is only worked out when it matters.
    Relaxed threads_started: a stale count only sends us down the slow path.
    There is no store-load pair here: the push's release store of bottom
    and the counters load in pool__jec_post may be reordered (store
@@ -1845,7 +2003,7 @@ POOL__INLINE void pool__new_local_jobs(pool__worker *w, uint32_t n) {
     pool *p = w->home;
     uint64_t c = pool__jec_post(p);
     if (pool__sleeping_of(c) == 0 &&
-        POOL__LOAD(&p->threads_started, POOL__RELAXED) == (uint32_t)p->num_threads)
+        POOL__LOAD(&p->threads_started, POOL__RELAXED) >= pool__threads_wanted(p))
         return;
     pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n);
 }
@@ -1930,24 +2088,15 @@ static void pool__no_work_found(pool__worker *w, pool__idle *idle) {
 /* ------------------------------------------------------------------------ */
 /* Latches: waiting for one job                                             */
 /*                                                                          */
-/* A latch is set once, by the thread that finished the job. Its waiter is  */
-/* either a worker (of this pool or another) that keeps running its own     */
-/* pool's work while it waits and sleeps on its own CoreLatch, or a thread  */
-/* outside every pool, which blocks on the latch's own word.                */
+/* A latch is set once, by the thread that finished the job, and has one    */
+/* waiter, which polls it while it helps (see the waiting section) and      */
+/* blocks on its word when it parks. WAITING says that the waiter is        */
+/* blocked: only then does the setter make a system call to wake it.        */
 /* ------------------------------------------------------------------------ */
 
 enum { POOL__LATCH_UNSET = 0, POOL__LATCH_WAITING = 1, POOL__LATCH_DONE = 2 };
 
-/* `target` is the pool that will run the job. A worker of another pool
-   that waits makes its own pool wait for this latch's setter before it
-   frees anything (see pool__latch_set); other_pool marks such a latch. */
-static void pool__latch_init(pool__latch *l, pool__worker *waiter, pool *target) {
-    l->state = POOL__LATCH_UNSET;
-    l->waiter = waiter;
-    l->other_pool = waiter && waiter->home != target ? target : NULL;
-    /* Relaxed: read by pool_destroy only after it has joined this worker. */
-    if (l->other_pool) POOL__FETCH_ADD(&waiter->home->xpool_inflight, 1, POOL__RELAXED);
-}
+static void pool__latch_init(pool__latch *l) { l->state = POOL__LATCH_UNSET; }
 
 /* Acquire pairs with the release in pool__latch_set: the job's effects are
    visible to the waiter. */
@@ -1956,33 +2105,68 @@ static int pool__latch_is_done(pool__latch *l) {
 }
 
 /* The moment the state becomes DONE the waiter may return and the latch
-   (on its stack) vanish, so everything needed afterwards is read first.
-   A worker waiter is then woken through its CoreLatch; the worker struct
-   outlives this call because its pool cannot be destroyed before (same
-   pool) this thread is joined, or (another pool) xpool_inflight drops. */
+   (on its stack) vanish, so nothing of it is touched afterwards but the
+   wake-up, which is harmless on a dead address: the kernel compares the
+   word (futex and its kin), or the bucket table only hashes the address.
+   Release: the job's effects happen before the waiter's acquire. */
 static void pool__latch_set(pool__latch *l) {
-    pool__worker *w = (pool__worker *)l->waiter;
-    if (w) {
-        int cross_pool = l->other_pool != NULL;
-        POOL__STORE(&l->state, POOL__LATCH_DONE, POOL__RELEASE);
-        POOL__CHAOS();
-        pool__notify_worker(w);
-        /* Release: pool_destroy's acquire load sees we are done with w. */
-        if (cross_pool) POOL__FETCH_SUB(&w->home->xpool_inflight, 1, POOL__RELEASE);
-    } else if (POOL__XCHG(&l->state, POOL__LATCH_DONE, POOL__RELEASE) == POOL__LATCH_WAITING) {
-        /* The address may be dead by now; a futex wake on it is harmless. */
+    if (POOL__XCHG(&l->state, POOL__LATCH_DONE, POOL__RELEASE) == POOL__LATCH_WAITING)
         pool__wake_one(&l->state);
-    }
 }
 
-/* For a waiter that has to give up a cross-pool latch it registered. */
-static void pool__latch_abandon(pool__latch *l) {
-    if (l->other_pool)
-        POOL__FETCH_SUB(&((pool__worker *)l->waiter)->home->xpool_inflight, 1, POOL__RELEASE);
+/* Returns 1 if l was done within `spins` rounds. */
+static int pool__latch_spin(pool__latch *l, int spins) {
+    int spin;
+    for (spin = 0; spin < spins; spin++) {
+        if (pool__latch_is_done(l)) return 1;
+        POOL__CPU_RELAX();
+    }
+    return 0;
 }
+
+/* Blocks on l's word once; returns 1 if l is done (else the wake-up was
+   spurious). */
+static int pool__latch_park(pool__latch *l) {
+    uint32_t s = POOL__LATCH_UNSET;
+    /* Acquire on failure: DONE means the job's effects are visible. */
+    if (!POOL__CAS(&l->state, &s, POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE) &&
+        s == POOL__LATCH_DONE)
+        return 1;
+    POOL__CHAOS();
+    pool__wait(&l->state, POOL__LATCH_WAITING);
+    return pool__latch_is_done(l);
+}
+
+/* A function call packaged as a task, with a latch for its completion: the
+   second half of a join, or a call from outside the pool. */
+typedef struct pool__call_job {
+    pool_task task;
+    pool_fn fn;
+    void *arg;
+    uint32_t thief; /* 1 + the index of the worker that took it from a queue; 0: none yet */
+    pool__latch done;
+} pool__call_job;
+
+static void pool__call_job_run(pool_task *t) {
+    pool__call_job *job = (pool__call_job *)(void *)((char *)t - offsetof(pool__call_job, task));
+    job->fn(job->arg);
+    pool__latch_set(&job->done);
+}
+
+static void pool__call_job_init(pool__call_job *job, pool_fn fn, void *arg) {
+    job->task.run = pool__call_job_run;
+    job->task.pool__next = NULL;
+    job->task.pool__scope = NULL;
+    job->fn = fn;
+    job->arg = arg;
+    job->thief = 0;
+    pool__latch_init(&job->done);
+}
+
+static int pool__is_call_job(const pool_task *t) { return t->run == pool__call_job_run; }
 
 /* ------------------------------------------------------------------------ */
-/* Worker loop: finding work, running it, waiting                           */
+/* Worker loop: finding work, running it                                    */
 /* ------------------------------------------------------------------------ */
 
 static void pool__scope_task_done(pool_scope *s);
@@ -1994,9 +2178,9 @@ static void pool__scope_task_done(pool_scope *s);
 
 /* Marks t queued, for scope s (or none); 0, or EBUSY if it already is.
    A load and a store, not a read-modify-write: that would put a locked
-   instruction on every submission (+6 ns per pool_submit here) to catch
-   two threads submitting one task at the same instant; a task submitted
-   again before it ran, the usual mistake, is caught either way.
+   instruction on every submission to catch two threads submitting one
+   task at the same instant; a task submitted again before it ran, the
+   usual mistake, is caught either way.
    Relaxed: a misuse check; the task is published by the queue it enters. */
 static int pool__mark_queued(pool_task *t, pool_scope *s) {
     if ((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & POOL__QUEUED) return EBUSY;
@@ -2004,23 +2188,89 @@ static int pool__mark_queued(pool_task *t, pool_scope *s) {
     return 0;
 }
 
+/* The scope of a task the caller holds (queued, or taken from a queue). */
+static pool_scope *pool__scope_of(const pool_task *t) {
+    return (pool_scope *)((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & ~POOL__QUEUED);
+}
+
 /* Clears the mark of a task that was not queued after all, or is about to
    run (its run may submit it again). Returns its scope. */
 static pool_scope *pool__unmark_queued(pool_task *t) {
-    uintptr_t scope = (uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & ~POOL__QUEUED;
-    POOL__STORE(&t->pool__scope, (pool_scope *)scope, POOL__RELAXED);
-    return (pool_scope *)scope;
+    pool_scope *scope = pool__scope_of(t);
+    POOL__STORE(&t->pool__scope, scope, POOL__RELAXED);
+    return scope;
 }
 
-/* Runs one task of p on worker w (NULL: a thread outside the pool). The
-   task may be freed or reused by its run function, so nothing is read
-   after. */
+/* The tasks a thread is running, innermost first: what pool_destroy and a
+   scope's wait look at to refuse a wait for themselves (EDEADLK). */
+typedef struct pool__running {
+    const pool *pool;
+    const pool_scope *scope;
+    const struct pool__running *outer;
+} pool__running;
+
+static POOL__THREAD_LOCAL const pool__running *pool__running_top;
+
+/* Whether this thread is inside a task of pool p, or of scope s. */
+static int pool__inside_task_of(const pool *p, const pool_scope *s) {
+    const pool__running *r;
+    for (r = pool__running_top; r; r = r->outer)
+        if ((p && r->pool == p) || (s && r->scope == s)) return 1;
+    return 0;
+}
+
+/* w begins a run of task t (see "Which runs belong" in the waiting
+   section): a new id and, while there is room, a frame. The stores are
+   releases, read with acquires by waiters: one that sees the id sees the
+   base and tag stored before it, and one that sees a later run's base or
+   tag sees this run's end too. Returns the id of the run it is nested in. */
+static uint64_t pool__run_begin(pool__worker *w, pool_task *t, pool_scope *scope) {
+    uint64_t outer = w->run_current, id = ++w->runs;
+    uint32_t depth = w->run_depth++;
+    w->run_current = id;
+    if (pool__is_call_job(t)) {
+        pool__call_job *job = (pool__call_job *)(void *)((char *)t - offsetof(pool__call_job, task));
+        /* Relaxed: a hint to its joiner of where to look; the frame decides. */
+        POOL__STORE(&job->thief, (uint32_t)w->index + 1, POOL__RELAXED);
+    }
+    if (depth < POOL__FRAMES) {
+        pool__frame *f = &w->frames[depth];
+        /* Relaxed load: only the owner writes bottom. */
+        POOL__STORE(&f->base, POOL__LOAD(&w->deque.bottom, POOL__RELAXED), POOL__RELEASE);
+        POOL__STORE(&f->tag, pool__is_call_job(t) ? (const void *)t : (const void *)scope,
+                    POOL__RELEASE);
+        POOL__STORE(&f->run, id, POOL__RELEASE);
+    }
+    return outer;
+}
+
+/* The end of w's innermost run: its frame is freed, and everything w
+   pushes from here on belongs to the run it was nested in. */
+static void pool__run_end(pool__worker *w, uint64_t outer) {
+    uint32_t depth = --w->run_depth;
+    if (depth < POOL__FRAMES) POOL__STORE(&w->frames[depth].run, 0, POOL__RELEASE);
+    w->run_current = outer;
+}
+
+/* Runs one task of p on worker w of p (NULL: any other thread). The task
+   may be freed or reused by its run function, so nothing is read after. */
 static void pool__execute(pool *p, pool__worker *w, pool_task *t) {
+    pool__running running;
     pool_scope *scope = pool__unmark_queued(t);
-    if (w) POOL__COUNT(w->stats.jobs_run, 1);
+    uint64_t outer_run = 0;
+    running.pool = p;
+    running.scope = scope;
+    running.outer = pool__running_top;
+    pool__running_top = &running;
+    if (w) {
+        POOL__COUNT(w->stats.jobs_run, 1);
+        outer_run = pool__run_begin(w, t, scope);
+    }
     POOL__TRACE(p, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
     POOL__TRACE(p, POOL__EV_JOB_END, 0);
+    if (w) pool__run_end(w, outer_run);
+    pool__running_top = running.outer;
     if (scope) pool__scope_task_done(scope);
 }
 
@@ -2045,10 +2295,10 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
         uint32_t start = pool__random(w) % n, i;
         contended = 0;
         for (i = 0; i < n; i++) {
-            pool__worker *victim = &p->workers[(start + i) % n];
+            pool__worker *victim = p->workers[(start + i) % n];
             pool_task *t;
             if (victim == w) continue;
-            t = pool__deque_steal(&victim->deque, &contended);
+            t = pool__deque_steal(&victim->deque, 0, &contended);
             if (t) {
                 POOL__COUNT(w->stats.jobs_stolen, 1);
                 POOL__TRACE(p, POOL__EV_STEAL, victim->index);
@@ -2063,7 +2313,7 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
 
 /* Takes everything injected so far, keeps the first task to run and moves
    the rest onto w's deque, where other workers can steal them; *moved
-   says how many, for the caller to announce (see pool__work_until). */
+   says how many, for the caller to announce (see pool__worker_loop). */
 static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
     pool_task *first = pool__injector_take_all(&w->home->injector), *t, *next;
     uint64_t taken = 1;
@@ -2083,11 +2333,24 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
     return first;
 }
 
+/* Fairness. A worker looks at its own deque first (its newest work is in
+   its cache, and a join takes its half back from there), so a task that
+   keeps submitting itself again, or any endless stream of local work,
+   would keep it from the injector forever. Every POOL__FAIR_TICKS-th
+   search of the main loop therefore looks at the injector first. A join
+   that takes its half back inline does not search, and pays nothing. */
+#define POOL__FAIR_TICKS 61
+
 /* *more: the task came from a deque that still has work. */
 static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
-    pool_task *t = pool__deque_pop(&w->deque);
+    pool_task *t = NULL;
     *moved = 0;
     *more = 0;
+    if (++w->ticks == POOL__FAIR_TICKS) {
+        w->ticks = 0;
+        t = pool__take_injected(w, moved);
+    }
+    if (!t) t = pool__deque_pop(&w->deque);
     if (!t) t = pool__steal_work(w, more);
     if (!t) t = pool__take_injected(w, moved);
     return t;
@@ -2099,19 +2362,18 @@ static int pool__work_visible(pool *p) {
     uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i; /* pairs with pool__spawn */
     if (pool__injector_has_work(&p->injector)) return 1;
     for (i = 0; i < n; i++)
-        if (pool__deque_len(&p->workers[i].deque) > 0) return 1;
+        if (pool__deque_len(&p->workers[i]->deque) > 0) return 1;
     return 0;
 }
 
-/* w stops being idle (it found work, or what it waited for is done).
-   Posters that saw it idle counted on it to take their work and woke
-   nobody for it; it may have taken other work instead. Rayon wakes two
-   sleepers here regardless, which for work that trickles in wakes
-   threads that find nothing. Here w looks first: if work is still
-   visible (the deque w stole from has more, or any queue does), it wakes
-   one sleeper, or with none asleep and no other searcher awake, starts a
-   thread; that is how a big batch from outside starts thread after
-   thread. Otherwise nobody is owed anything.
+/* w stops being idle (it found work). Posters that saw it idle counted on
+   it to take their work and woke nobody for it; it may have taken other
+   work instead. Rayon wakes two sleepers here regardless, which for work
+   that trickles in wakes threads that find nothing. Here w looks first:
+   if work is still visible (the deque w stole from has more, or any queue
+   does), it wakes one sleeper, or with none asleep and no other searcher
+   awake, starts a thread; that is how a big batch from outside starts
+   thread after thread. Otherwise nobody is owed anything.
    seq_cst: with the injector load in pool__work_visible, the mirror of a
    poster's push then counters read: a poster that saw w idle (its read
    came before this decrement) pushed before w looks, so w sees its work.
@@ -2123,32 +2385,20 @@ static void pool__leave_idle(pool__worker *w, int more) {
     if (more || pool__work_visible(p)) pool__wake_for_jobs(p, c - POOL__ONE_INACTIVE, 1, 0);
 }
 
-/* A worker of another pool waits for a job in `target`: if the target has
-   no thread and cannot start one, run its injected work here. */
-static void pool__help_thread_less(pool *target);
-
-/* Runs work until `done` is set, or with done == NULL (the worker's main
-   loop) until the pool terminates and no work is left. In between, idle
-   rounds follow the progressive sleep above. `help`, if not NULL, is the
-   pool that runs the awaited job: if it has no thread, its injected work
-   runs here. (Only for jobs injected into it, which keep it alive until
-   they are done; a blocking job's pool may be destroyed while we wait.) */
-static void pool__work_until(pool__worker *w, pool__latch *done, pool *help) {
+/* The main loop of a worker: runs any work it finds until the pool
+   terminates and no work is left. Idle rounds follow the progressive sleep
+   of the sleep section. */
+static void pool__worker_loop(pool__worker *w) {
     pool *p = w->home;
     pool__idle idle = {0, 0, 0};
-    int idle_now = 0, more;
+    int idle_now = 1, more;
     uint32_t moved;
-    if (!done) {
-        /* A new worker starts as a searcher: posters count on it, and
-           when it finds work it looks whether more threads are needed.
-           Relaxed: a count posters read as a hint; nothing is published. */
-        POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
-        idle_now = 1;
-    }
+    /* A new worker starts as a searcher: posters count on it, and when it
+       finds work it looks whether more threads are needed. Relaxed: a
+       count posters read as a hint; nothing is published. */
+    POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
     for (;;) {
-        pool_task *t;
-        if (done && pool__latch_is_done(done)) break;
-        t = pool__find_work(w, &moved, &more);
+        pool_task *t = pool__find_work(w, &moved, &more);
         if (t) {
             if (idle_now) {
                 pool__leave_idle(w, more);
@@ -2159,8 +2409,7 @@ static void pool__work_until(pool__worker *w, pool__latch *done, pool *help) {
             pool__execute(p, w, t);
             continue;
         }
-        if (!done && POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
-        if (help) pool__help_thread_less(help);
+        if (POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
         if (!idle_now) {
             POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
             idle_now = 1;
@@ -2171,16 +2420,18 @@ static void pool__work_until(pool__worker *w, pool__latch *done, pool *help) {
     if (idle_now) pool__leave_idle(w, 0);
 }
 
-/* "<prefix>-<index>", or "<prefix>-blk" for index < 0, in out[16]: the
-   prefix is cut to 9 characters so that the name fits the 15 Linux allows
-   for a thread. */
-static void pool__format_thread_name(char *out, const char *prefix, int index) {
+/* "<prefix>-<index>", or "<prefix>-<suffix>" for index < 0, in out[16]:
+   the prefix is cut to 9 characters so that the name fits the 15 Linux
+   allows for a thread. */
+static void pool__format_thread_name(char *out, const char *prefix, int index,
+                                     const char *suffix) {
     char digits[12];
     int len = 0, n = 0;
     while (prefix[len] && len < 9) out[len] = prefix[len], len++;
     out[len++] = '-';
     if (index < 0) {
-        memcpy(out + len, "blk", 4);
+        while (*suffix && len < 15) out[len++] = *suffix++;
+        out[len] = 0;
         return;
     }
     do digits[n++] = (char)('0' + index % 10); while ((index /= 10) > 0 && n < 5);
@@ -2192,7 +2443,7 @@ static POOL__THREAD_PROC(pool__worker_main) {
     pool__worker *w = (pool__worker *)arg;
     pool *p = w->home;
     char name[16];
-    pool__format_thread_name(name, p->name, w->index);
+    pool__format_thread_name(name, p->name, w->index, NULL);
     pool__thread_set_name(name);
     pool__cpu_set_apply(&p->allowed); /* not its creator's, which may be pinned */
     if (p->cpus) {
@@ -2208,78 +2459,400 @@ static POOL__THREAD_PROC(pool__worker_main) {
     pool__mutex_unlock(&p->spawn_lock);
     pool__current = w;
     if (p->on_thread_start) p->on_thread_start(p->user, w->index);
-    pool__work_until(w, NULL, NULL);
+    pool__worker_loop(w);
     if (p->on_thread_exit) p->on_thread_exit(p->user, w->index);
     pool__current = NULL;
     return 0;
 }
 
-/* A thread outside the pool waits for l. With `spin`, it spins briefly
-   first (a pool_call of a small job that an awake worker takes is often
-   done within microseconds), then blocks on the latch word. If the pool
-   has no thread at all, it tries to start one, waiting for any start
-   already under way; if that fails too, it runs injected work itself so
-   that nothing waits forever.
+/* ------------------------------------------------------------------------ */
+/* Waiting: what a thread runs while it waits                               */
+/*                                                                          */
+/* A thread waits when what it asked for runs elsewhere: a join whose       */
+/* second half was stolen, a scope, a call from outside the pool or from    */
+/* another pool, a blocking job. It keeps its stack meanwhile, so whatever  */
+/* it runs while it waits runs on top of the frame that waits. Both         */
+/* dangers come from there. Run whatever work is found, and waits nest in   */
+/* the order work is found, not in the order the program nests them        */
+/* (thousands deep: the stack overflows); and a task run on top of a wait   */
+/* may itself wait for something that needs the frame below it to return,   */
+/* a deadlock no serial run of the program has.                             */
+/*                                                                          */
+/* The rule: a waiter runs only work that belongs to what it waits for, a   */
+/* descendant of it in the tree of joins and spawns:                        */
+/*  - its own join half, taken back (the join's fast path);                 */
+/*  - from its own deque, while it waits for a scope, that scope's tasks;   */
+/*  - from the deque of a worker that runs part of what it waits for (the   */
+/*    thief of its join half, a worker running a task of its scope), what   */
+/*    that run pushed: join halves, and tasks of scopes made inside the     */
+/*    run. This is leapfrogging: the waiter steals back from its thief.     */
+/* Detached tasks belong to no wait and never run on top of one.            */
+/*                                                                          */
+/* Why this cannot deadlock: each task on a waiter's stack descends from    */
+/* what the frame below it waits for, so the stack holds one path of the    */
+/* task tree, as in a serial run of the program. A task on the path waits   */
+/* only for its own descendants, for another pool's work, or for a          */
+/* blocking job; those run on their own threads and need nothing of the     */
+/* path below the task, unless the program has a task wait for an ancestor, */
+/* which deadlocks its serial run as well. The same argument bounds the     */
+/* stack: waits nest as deep as the program nests.                          */
+/*                                                                          */
+/* Which runs belong. Each task a worker takes from a queue and runs is a   */
+/* run, with an id that only grows on that worker, and while it lasts a     */
+/* frame in the worker's `frames`: the id, the deque's bottom when the run  */
+/* began (`base`), and a tag, the join half it is or its task's scope. A    */
+/* waiter looks for a frame whose tag is what it waits for, steals from     */
+/* that worker's deque at or above `base`, and then reads the frame again.  */
+/* The same run means the stolen task was pushed during it: the deque held  */
+/* nothing from `base` up when the run began, and had the run ended before  */
+/* the push, the end's release store to the frame would be ordered before   */
+/* the push's release store of bottom, which the steal read with an         */
+/* acquire, and the second read would see it. A task pushed during the run  */
+/* descends from it if it is a join half (a join waits for its halves, so   */
+/* its joiner is inside the run) or a task of a scope made during the run   */
+/* (a scope records the worker and the run it was made in; a run that began */
+/* later on the same worker, while this one lasts, is nested in it). A      */
+/* detached task, a spawn into an outer scope, or a task whose run has      */
+/* ended is handed to the pool (injected): a waiter neither runs it nor     */
+/* keeps it from others.                                                    */
+/*                                                                          */
+/* Keeping the CPUs busy. A worker that finds nothing of its own yields for */
+/* a few rounds, then parks: it blocks on the latch's word until the setter */
+/* wakes it. A parked worker is a CPU its pool no longer uses, so the pool  */
+/* then wants one thread more than num_threads, for as long as it stays     */
+/* parked (pool__threads_wanted). Whoever finds work queued that no awake   */
+/* thread can take, and no sleeper to wake, starts that thread, as posters  */
+/* always did for missing workers: the worker itself as it parks (for the   */
+/* work on its own deque, posted with the seq_cst pairing of the sleep      */
+/* section, and for work queued elsewhere), and any poster afterwards.      */
+/* Starting it only for queued work means a wait that nothing else needs    */
+/* costs no thread. A thread started beyond num_threads is a spare: a       */
+/* worker like any other, with an index of its own above num_threads, that  */
+/* sleeps when idle and stays, so that a later park finds the capacity      */
+/* asleep instead of starting a thread. There are at most                   */
+/* max_spare_threads; a failed start is retried by the monitor thread. With */
+/* every spare in use, a parked worker's CPU stays unused until it resumes  */
+/* (pools calling into each other in cycles nested deeper than that could   */
+/* then wait for each other, as with any bounded pool).                     */
+/*                                                                          */
+/* Threads that are not workers of the pool, outside threads and workers    */
+/* of other pools, run none of its work while they wait (another pool's     */
+/* task may wait for work of theirs): they park, after a short spin when an */
+/* awake worker took the job. Only when the pool has no thread at all (none */
+/* could be started) or pool_destroy has joined them does a waiter run      */
+/* work itself, and then only its own: the job it waits for, or the tasks   */
+/* of its scope.                                                            */
+/* ------------------------------------------------------------------------ */
 
-   No spin when the job had to wake a worker: a kernel wake-up takes tens
-   of microseconds, and a spinning waiter holds a CPU the woken worker
-   could run on (on a 2-CPU VM the worker then waits for the other,
-   halted, vCPU: 31 us from outside with the spin, 10 us without). */
+/* What a waiter waits for, and what belongs to it. */
+typedef struct pool__awaited {
+    pool__latch *done;     /* set when what it waits for has finished */
+    pool *pool;            /* the pool that runs it */
+    const void *tag;       /* the frames it may help: a join half or a scope */
+    const uint32_t *thief; /* a join half: where its thief's index is written */
+    pool_scope *scope;     /* a scope wait: the scope, whose tasks are its own */
+    pool_task *own;        /* a call from outside: the injected job */
+} pool__awaited;
+
+/* Yielding rounds of a worker that found nothing of its own, before it
+   parks. */
+#define POOL__WAIT_ROUNDS 32
+
+/* Spin rounds of a thread that is not a worker of the pool, when an awake
+   worker took its job: a call of a small job is often done within
+   microseconds. (No spin when the job had to wake a worker: a kernel
+   wake-up takes tens of microseconds, and a spinning waiter holds a CPU
+   the woken worker could run on.) */
 #define POOL__OUTSIDE_SPINS 1000
 
-static int pool__help_outside(pool *p) {
-    pool_task *t = pool__injector_take_all(&p->injector), *next;
-    if (!t) return 0;
-    for (; t; t = next) {
-        next = t->pool__next;
-        pool__execute(p, NULL, t);
+/* Waits nested on this thread's stack, for pool_stats' wait_depth_max. */
+static POOL__THREAD_LOCAL uint32_t pool__wait_depth;
+
+/* Counts a wait of w (a worker of any pool) or of another thread waiting
+   on p (NULL: not recorded). */
+static void pool__wait_enter(pool__worker *w, pool *p) {
+    uint32_t depth = ++pool__wait_depth;
+    if (w) {
+        /* Relaxed: a statistic only the owner writes. */
+        if (depth > POOL__LOAD(&w->stats.wait_depth_max, POOL__RELAXED))
+            POOL__STORE(&w->stats.wait_depth_max, depth, POOL__RELAXED);
+    } else if (p) {
+        uint64_t max = POOL__LOAD(&p->outside_wait_depth_max, POOL__RELAXED); /* a statistic */
+        while (depth > max && !POOL__CAS(&p->outside_wait_depth_max, &max, depth, POOL__RELAXED,
+                                         POOL__RELAXED))
+            continue;
     }
-    return 1;
 }
 
-static void pool__help_thread_less(pool *target) {
-    /* Acquire: pairs with pool__spawn's release. */
-    if (POOL__LOAD(&target->threads_started, POOL__ACQUIRE) == 0 && pool__spawn(target, 1) == 0)
-        pool__help_outside(target);
+static void pool__wait_leave(void) { --pool__wait_depth; }
+
+/* Gives the chain first..last of n tasks, accepted earlier, to the pool:
+   into the injector, where any worker's main loop finds them. */
+static void pool__hand_off(pool *p, pool_task *first, pool_task *last, size_t n) {
+    last->pool__next = NULL;
+    pool__inject(p, first, last, n, 1, NULL);
 }
 
-/* Returns 1 if l was done within `spins` rounds. */
-static int pool__latch_spin(pool__latch *l, int spins) {
-    int spin;
-    for (spin = 0; spin < spins; spin++) {
-        if (pool__latch_is_done(l)) return 1;
-        POOL__CPU_RELAX();
+/* From w's own deque, for a waiter: the newest task if it is a task of the
+   scope it waits for. Detached tasks on top (left by work it ran while it
+   waited) are handed to the pool on the way; anything else, an outer
+   join's half or another scope's task, is put back for thieves. */
+static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt) {
+    pool_task *t, *first = NULL, *last = NULL;
+    size_t n = 0;
+    while ((t = pool__deque_pop(&w->deque)) != NULL) {
+        pool_scope *scope = pool__scope_of(t);
+        if (scope && scope == wt->scope) break;
+        if (scope || pool__is_call_job(t)) {
+            int rc = pool__deque_push(&w->deque, t); /* the slot it just left */
+            POOL_ASSERT(rc == 0);
+            (void)rc;
+            t = NULL;
+            break;
+        }
+        if (last) last->pool__next = t;
+        else first = t;
+        last = t;
+        n++;
     }
+    if (first) pool__hand_off(w->home, first, last, n);
+    return t;
+}
+
+/* Whether t, stolen from worker v's deque at or above the base of v's run
+   `run` while that run lasted, descends from what wt waits for. t is the
+   caller's now, and its scope lives while t is queued in it. */
+static int pool__belongs(const pool_task *t, const pool__awaited *wt, const pool__worker *v,
+                         uint64_t run) {
+    pool_scope *scope;
+    if (pool__is_call_job(t)) return 1;
+    scope = pool__scope_of(t);
+    if (!scope) return 0; /* detached */
+    if (scope == wt->scope) return 1;
+    return scope->pool__origin_worker == (uint32_t)v->index + 1 && scope->pool__origin_run >= run;
+}
+
+/* A task of a run that is part of what wt waits for (see "Which runs
+   belong"), or NULL: from the thief of a join half, or from any worker for
+   a scope. A stolen task that does not belong is handed to the pool. */
+static pool_task *pool__leapfrog(pool__worker *w, const pool__awaited *wt) {
+    pool *p = w->home;
+    /* Acquire: pairs with pool__spawn's release; slots below are set. */
+    uint32_t end = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i = 0, f;
+    if (wt->thief) {
+        uint32_t thief = POOL__LOAD(wt->thief, POOL__RELAXED); /* a hint: the frames decide */
+        if (thief == 0 || thief > end) return NULL;
+        i = thief - 1, end = thief;
+    }
+    for (; i < end; i++) {
+        pool__worker *v = p->workers[i];
+        if (v == w) continue;
+        for (f = 0; f < POOL__FRAMES; f++) {
+            pool__frame *frame = &v->frames[f];
+            uint64_t run = POOL__LOAD(&frame->run, POOL__ACQUIRE);
+            int contended = 0;
+            pool_task *t;
+            if (!run) break; /* frames are used from 0 up */
+            if (POOL__LOAD(&frame->tag, POOL__ACQUIRE) != wt->tag) continue;
+            t = pool__deque_steal(&v->deque, POOL__LOAD(&frame->base, POOL__ACQUIRE), &contended);
+            if (!t) break; /* deeper runs' bases lie higher still */
+            POOL__CHAOS();
+            if (POOL__LOAD(&frame->run, POOL__ACQUIRE) == run && pool__belongs(t, wt, v, run)) {
+                POOL__COUNT(w->stats.jobs_stolen, 1);
+                POOL__TRACE(p, POOL__EV_STEAL, v->index);
+                return t;
+            }
+            pool__hand_off(p, t, t, 1);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* w is about to park: see "Keeping the CPUs busy". Once it counts as
+   parked, the pool wants a thread more (pool__threads_wanted): work left
+   on w's deque is posted with the seq_cst pairing, and for work queued
+   elsewhere one sleeper is woken, or with none a spare started, as a
+   poster would. Work posted later sees the same count. */
+static void pool__park_begin(pool__worker *w) {
+    pool *p = w->home;
+    int64_t left = pool__deque_len(&w->deque);
+    /* Relaxed: see pool__threads_wanted. */
+    POOL__FETCH_ADD(&p->parked, 1, POOL__RELAXED);
+    POOL__STORE(&w->stats.waits_parked, w->stats.waits_parked + 1, POOL__RELAXED); /* a statistic */
+    if (left > 0)
+        pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left);
+    else if (pool__work_visible(p))
+        pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), 1, 0);
+}
+
+static void pool__park_end(pool__worker *w) {
+    POOL__FETCH_SUB(&w->home->parked, 1, POOL__RELAXED); /* see pool__park_begin */
+}
+
+/* Blocks until `done` is set; w (a worker of any pool, or NULL) stands in
+   a spare for itself meanwhile. */
+static void pool__park(pool__worker *w, pool__latch *done) {
+    if (w) pool__park_begin(w);
+    while (!pool__latch_park(done)) continue;
+    if (w) pool__park_end(w);
+}
+
+/* Takes from p's injector the first task that is wt's own (the job it
+   waits for, a task of its scope; with wt NULL, the first of all) and
+   gives the rest back. Under help_lock, so that a helper never finds the
+   injector empty while another one sorts it. */
+static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
+    pool_task *all, *t, **link, *mine = NULL;
+    pool__mutex_lock(&p->help_lock);
+    all = pool__injector_take_all(&p->injector);
+    for (link = &all; (t = *link) != NULL; link = &t->pool__next) {
+        if (!wt || t == wt->own || (wt->scope && pool__scope_of(t) == wt->scope)) {
+            *link = t->pool__next;
+            mine = t;
+            break;
+        }
+    }
+    if (all) {
+        for (t = all; t->pool__next; t = t->pool__next) continue;
+        pool__injector_repush(&p->injector, all, t);
+    }
+    pool__mutex_unlock(&p->help_lock);
+    return mine;
+}
+
+/* w, a worker of wt->pool, waits: runs what belongs to the wait, yields a
+   few rounds when there is nothing, then parks. Before it parks it looks
+   in the injector too: a scope's tasks land there when they were spawned
+   from outside the pool, or when a deque could not grow, and a pool that
+   cannot start a thread may have nobody else to run them. */
+static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
+    unsigned rounds = 0;
+    pool__wait_enter(w, wt->pool);
+    while (!pool__latch_is_done(wt->done)) {
+        pool_task *t = pool__own_work(w, wt);
+        if (!t) t = pool__leapfrog(w, wt);
+        if (!t && rounds == POOL__WAIT_ROUNDS && wt->scope &&
+            pool__injector_has_work(&wt->pool->injector))
+            t = pool__take_own(wt->pool, wt);
+        if (t) {
+            pool__execute(wt->pool, w, t);
+            rounds = 0;
+        } else if (rounds++ < POOL__WAIT_ROUNDS) {
+            pool__yield();
+        } else {
+            pool__park(w, wt->done);
+        }
+    }
+    pool__wait_leave();
+}
+
+/* Whether p's threads will run nothing that is queued: none could be
+   started, or pool_destroy has joined them. Its waiters run their own. */
+static int pool__runs_nothing(pool *p) {
+    /* Acquire: pairs with pool__spawn's release, and pool_destroy's. */
+    return POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 ||
+           POOL__LOAD(&p->workers_gone, POOL__ACQUIRE);
+}
+
+/* w (a worker of another pool, or NULL: a thread outside every pool) waits
+   for work of wt->pool. With `spin`, an awake worker took the job. */
+static void pool__wait_elsewhere(pool__worker *w, const pool__awaited *wt, int spin) {
+    pool *p = wt->pool;
+    pool__wait_enter(w, p);
+    if (!spin || !pool__latch_spin(wt->done, POOL__OUTSIDE_SPINS)) {
+        while (!pool__latch_is_done(wt->done)) {
+            if (pool__runs_nothing(p)) {
+                pool_task *t;
+                /* No thread yet: try to start one, waiting for a start
+                   already under way. Once one exists it stays until
+                   pool_destroy, which runs what is left itself. */
+                if (!POOL__LOAD(&p->workers_gone, POOL__ACQUIRE) &&
+                    pool__spawn(p, 1, (uint32_t)p->num_threads) > 0)
+                    continue;
+                if ((t = pool__take_own(p, wt)) != NULL) {
+                    pool__execute(p, NULL, t);
+                    continue;
+                }
+            }
+            pool__park(w, wt->done);
+        }
+    }
+    pool__wait_leave();
+}
+
+/* A join's second half was stolen: w waits for it. */
+static void pool__wait_join(pool__worker *w, pool__call_job *job) {
+    pool__awaited wt;
+    wt.done = &job->done;
+    wt.pool = w->home;
+    wt.tag = &job->task;
+    wt.thief = &job->thief;
+    wt.scope = NULL;
+    wt.own = NULL;
+    pool__wait_in_pool(w, &wt);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The monitor thread                                                       */
+/*                                                                          */
+/* One per pool, started with its first worker: it retries thread starts    */
+/* that failed while the pool is short of threads, even when nothing else   */
+/* is posted and every worker is busy in a long task, so that a transient   */
+/* failure of pthread_create never leaves work waiting for a busy worker.   */
+/* Short of threads means: work is queued while fewer than num_threads      */
+/* workers exist, or parked workers leave fewer than num_threads unparked   */
+/* (see the waiting section). It retries after 1 ms, then backs off,        */
+/* doubling up to POOL__RETRY_MAX_NS; otherwise it sleeps on a condition    */
+/* variable and costs nothing. If the monitor itself cannot be started, the */
+/* next worker start tries again, and until then the next post or park does */
+/* the retrying.                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define POOL__RETRY_FIRST_NS 1000000
+#define POOL__RETRY_MAX_NS 8000000
+
+static int pool__short_of_threads(pool *p) {
+    /* Relaxed: a hint; pool__spawn decides under its lock. */
+    return POOL__LOAD(&p->threads_started, POOL__RELAXED) < pool__threads_wanted(p) &&
+           pool__work_visible(p);
+}
+
+static POOL__THREAD_PROC(pool__monitor_main) {
+    pool *p = (pool *)arg;
+    pool__monitor *m = &p->monitor;
+    uint64_t backoff = POOL__RETRY_FIRST_NS, next = 0;
+    char name[16];
+    pool__format_thread_name(name, p->name, -1, "mon");
+    pool__thread_set_name(name);
+    pool__cpu_set_apply(&p->allowed); /* not its creator's, which may be pinned */
+    pool__mutex_lock(&m->lock);
+    while (!m->stop) {
+        if (!m->retry) {
+            backoff = POOL__RETRY_FIRST_NS, next = 0;
+            pool__cond_wait(&m->wake, &m->lock);
+            continue;
+        }
+        if (!next) next = pool__now_ns() + backoff;
+        if (!pool__cond_wait_until(&m->wake, &m->lock, next)) continue;
+        m->retry = 0, next = 0;
+        pool__mutex_unlock(&m->lock);
+        if (pool__short_of_threads(p)) pool__spawn(p, 1, pool__threads_wanted(p));
+        pool__mutex_lock(&m->lock);
+        if (m->retry && backoff < POOL__RETRY_MAX_NS) backoff *= 2;
+    }
+    pool__mutex_unlock(&m->lock);
     return 0;
 }
 
-/* Blocks on l's word once, for a thread outside every pool; returns 1 if l
-   is done (else the wake-up was spurious). */
-static int pool__latch_park(pool__latch *l) {
-    uint32_t s = POOL__LATCH_UNSET;
-    /* Acquire on failure: DONE means the job's effects are visible. */
-    if (!POOL__CAS(&l->state, &s, POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE) &&
-        s == POOL__LATCH_DONE)
-        return 1;
-    POOL__CHAOS();
-    pool__wait(&l->state, POOL__LATCH_WAITING);
-    return pool__latch_is_done(l);
-}
-
-static void pool__wait_outside(pool *p, pool__latch *l, int spin) {
-    /* With no worker yet, nobody can set l while we spin. Acquire: pairs
-       with pool__spawn's release. */
-    if (spin && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) &&
-        pool__latch_spin(l, POOL__OUTSIDE_SPINS))
-        return;
-    for (;;) {
-        /* Acquire: pairs with pool__spawn's release. Once a worker exists
-           it stays until pool_destroy, which runs leftover work itself. */
-        if (POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 && pool__spawn(p, 1) == 0 &&
-            pool__help_outside(p))
-            continue;
-        if (pool__latch_park(l)) return;
-    }
+/* pool_destroy, once no thread can be started any more. */
+static void pool__monitor_stop(pool *p) {
+    if (!p->monitor.running) return;
+    pool__mutex_lock(&p->monitor.lock);
+    p->monitor.stop = 1;
+    pool__cond_signal(&p->monitor.wake);
+    pool__mutex_unlock(&p->monitor.lock);
+    pool__thread_join(p->monitor.thread);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2381,7 +2954,7 @@ static void pool__free_pool(pool *p) {
     pool__trace_free(p);
 #endif
     if (p->cpus) pool__free(p->cpus, user);
-    pool__free_aligned(p->workers, user);
+    pool__free(p->workers, user);
     pool__free_aligned(p, user);
 }
 
@@ -2399,15 +2972,42 @@ static int pool__blocking_init(pool__blocking *b, const pool_config *cfg);
 static void pool__blocking_shutdown(pool *p, int skip_optional);
 static void pool__blocking_free(pool__blocking *b);
 
+#define POOL__DEFAULT_MAX_SPARES 256
+
+/* The locks and condition variables of p besides the blocking pool's:
+   0, or ENOMEM with none of them left initialised. */
+static int pool__sync_init(pool *p) {
+    if (pool__mutex_init(&p->spawn_lock) != 0) return ENOMEM;
+    if (pool__mutex_init(&p->help_lock) != 0) goto no_help_lock;
+    if (pool__mutex_init(&p->monitor.lock) != 0) goto no_monitor_lock;
+    if (pool__cond_init(&p->monitor.wake) != 0) goto no_monitor_wake;
+    return 0;
+no_monitor_wake:
+    pool__mutex_destroy(&p->monitor.lock);
+no_monitor_lock:
+    pool__mutex_destroy(&p->help_lock);
+no_help_lock:
+    pool__mutex_destroy(&p->spawn_lock);
+    return ENOMEM;
+}
+
+static void pool__sync_free(pool *p) {
+    pool__cond_destroy(&p->monitor.wake);
+    pool__mutex_destroy(&p->monitor.lock);
+    pool__mutex_destroy(&p->help_lock);
+    pool__mutex_destroy(&p->spawn_lock);
+}
+
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
-    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0};
+    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
     pool__cpu_set allowed;
     pool *p;
-    size_t i, n;
+    size_t n, spares;
     if (!out) return EINVAL;
     *out = NULL;
     if (!cfg) cfg = &defaults;
     if (cfg->num_threads < 0 || cfg->num_threads > 65535 || cfg->max_blocking_threads < 0 ||
+        cfg->max_spare_threads < 0 || cfg->max_spare_threads > 65535 ||
         !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
         return EINVAL;
     pool__call_once(&pool__atfork_once, pool__atfork_register);
@@ -2416,52 +3016,58 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     if (pool__current) allowed = pool__current->home->allowed;
     else pool__cpu_set_get(&allowed);
     n = (size_t)(cfg->num_threads ? cfg->num_threads : pool__default_num_threads(&allowed));
+    /* The sleep counters count every thread in 16 bits. */
+    spares = (size_t)(cfg->max_spare_threads ? cfg->max_spare_threads : POOL__DEFAULT_MAX_SPARES);
+    if (n + spares > 65535) spares = 65535 - n;
     p = (pool *)pool__alloc_aligned(sizeof *p, cfg->user);
     if (!p) return ENOMEM;
     memset(p, 0, sizeof *p);
     p->allowed = allowed;
     p->user = cfg->user;
     p->fork_generation = POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
-    p->workers = (pool__worker *)pool__alloc_aligned(n * sizeof(pool__worker), cfg->user);
+    p->num_threads = (int)n;
+    p->max_workers = (uint32_t)(n + spares);
+    p->workers = (pool__worker **)pool__alloc(p->max_workers * sizeof *p->workers, cfg->user);
     if (cfg->num_cpus) {
         p->cpus = (int *)pool__alloc((size_t)cfg->num_cpus * sizeof(int), cfg->user);
         if (p->cpus) memcpy(p->cpus, cfg->cpus, (size_t)cfg->num_cpus * sizeof(int));
         p->num_cpus = cfg->num_cpus;
     }
-    p->num_threads = (int)n;
     if (!p->workers || (cfg->num_cpus && !p->cpus) ||
 #ifdef POOL_TRACE
         pool__trace_init(p) != 0 ||
 #endif
-        pool__mutex_init(&p->spawn_lock) != 0) {
+        pool__sync_init(p) != 0) {
         pool__free_pool(p);
         return ENOMEM;
     }
     if (pool__blocking_init(&p->blocking, cfg) != 0) {
-        pool__mutex_destroy(&p->spawn_lock);
+        pool__sync_free(p);
         pool__free_pool(p);
         return ENOMEM;
     }
-    memset(p->workers, 0, n * sizeof(pool__worker));
+    memset(p->workers, 0, p->max_workers * sizeof *p->workers);
     p->stack_size = cfg->stack_size;
     strncpy(p->name, cfg->name ? cfg->name : "pool", sizeof p->name - 1);
     p->on_thread_start = cfg->on_thread_start;
     p->on_thread_exit = cfg->on_thread_exit;
-    for (i = 0; i < n; i++) {
-        p->workers[i].home = p;
-        p->workers[i].index = (int)i;
-        p->workers[i].cpu = -1;
-        p->workers[i].rng = 0x9E3779B97F4A7C15ull * (i + 1);
-    }
     *out = p;
     return 0;
 }
 
 static int pool__destroy(pool *p, int skip_optional) {
+    pool__worker *w = pool__current;
+    pool_task *t;
     uint32_t i, started;
     if (!p) return EINVAL;
     if (pool__inherited(p)) return ECHILD; /* its threads are the parent's */
-    if ((pool__current && pool__current->home == p) || pool__blocking_home == p) return EDEADLK;
+    /* From a task of p, on whatever thread: the task would return into a
+       freed pool, or p's threads would wait for the caller's own task. */
+    if ((w && w->home == p) || pool__blocking_home == p || pool__inside_task_of(p, NULL))
+        return EDEADLK;
+    /* A worker of another pool blocks here for as long as p's work takes:
+       its own pool gets a spare meanwhile (p's tasks may call into it). */
+    if (w) pool__park_begin(w);
     /* Refuse new submissions, then close the injector: work accepted
        before the close is taken by a worker or by the drain below. */
     POOL__STORE(&p->closing, 1, POOL__RELEASE); /* read by pool_submit */
@@ -2473,20 +3079,21 @@ static int pool__destroy(pool *p, int skip_optional) {
     p->spawn_closed = 1;
     started = p->threads_started;
     pool__mutex_unlock(&p->spawn_lock);
+    pool__monitor_stop(p);
     /* Release: a worker that sees it also sees the closed injector. */
     POOL__STORE(&p->terminating, 1, POOL__RELEASE);
-    for (i = 0; i < started; i++) pool__notify_worker(&p->workers[i]);
-    for (i = 0; i < started; i++) pool__thread_join(p->workers[i].thread);
+    for (i = 0; i < started; i++) pool__notify_worker(p->workers[i]);
+    for (i = 0; i < started; i++) pool__thread_join(p->workers[i]->thread);
     /* Work injected after the last worker's last look, or while no thread
-       could be started, runs here. */
-    while (pool__help_outside(p)) continue;
-    /* Acquire: pairs with the release in pool__latch_set. The setters still
-       counted here are a few instructions from done. */
-    while (POOL__LOAD(&p->xpool_inflight, POOL__ACQUIRE) != 0) pool__yield();
-    for (i = 0; i < started; i++) pool__deque_destroy(&p->workers[i].deque);
-    pool__mutex_destroy(&p->spawn_lock);
+       could be started, runs here, one task at a time: a task that waits
+       runs its own work itself (release: its waits see workers_gone). */
+    POOL__STORE(&p->workers_gone, 1, POOL__RELEASE);
+    while ((t = pool__take_own(p, NULL)) != NULL) pool__execute(p, NULL, t);
+    for (i = 0; i < started; i++) pool__worker_free(p, p->workers[i]);
+    pool__sync_free(p);
     pool__blocking_free(&p->blocking);
     pool__free_pool(p);
+    if (w) pool__park_end(w);
     return 0;
 }
 
@@ -2498,62 +3105,62 @@ POOL__IMPL int pool_destroy_fast(pool *p) { return pool__destroy(p, 1); }
 /* Public API: fork-join                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* A function call packaged as a task, with a latch for its completion. */
-typedef struct pool__call_job {
-    pool_task task;
-    pool_fn fn;
-    void *arg;
-    pool__latch done;
-} pool__call_job;
-
-static void pool__call_job_run(pool_task *t) {
-    pool__call_job *job = (pool__call_job *)(void *)((char *)t - offsetof(pool__call_job, task));
-    job->fn(job->arg);
-    pool__latch_set(&job->done);
-}
-
-static void pool__call_job_init(pool__call_job *job, pool_fn fn, void *arg) {
-    job->task.run = pool__call_job_run;
-    job->task.pool__next = NULL;
-    job->task.pool__scope = NULL;
-    job->fn = fn;
-    job->arg = arg;
-}
-
-/* Runs fn(arg) on a worker of p and waits, from a thread that is not a
-   worker of p. A worker of another pool keeps running its own pool's work
-   while it waits; any other thread blocks. */
+/* Runs fn(arg) on p and waits, from a thread that is not a worker of p:
+   the call is injected, and the caller waits as the waiting section says
+   (it runs none of p's other work). */
 static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
-    pool__worker *w = pool__current;
     pool__call_job job;
+    pool__awaited wt;
     int awake = 0;
     if (pool__inherited(p)) { /* its threads stayed in the parent */
         fn(arg);
         return;
     }
     pool__call_job_init(&job, fn, arg);
-    pool__latch_init(&job.done, w, p);
     if (pool__inject(p, &job.task, &job.task, 1, 0, &awake) != 0) {
         /* p is being destroyed: its workers may be gone. */
-        pool__latch_abandon(&job.done);
         fn(arg);
         return;
     }
-    if (w) pool__work_until(w, &job.done, (pool *)job.done.other_pool);
-    else pool__wait_outside(p, &job.done, awake);
+    wt.done = &job.done;
+    wt.pool = p;
+    wt.tag = NULL;
+    wt.thief = NULL;
+    wt.scope = NULL;
+    wt.own = &job.task;
+    pool__wait_elsewhere(pool__current, &wt, awake);
+}
+
+/* The join's second half was not on top of w's deque after a returned: a
+   left tasks above it (detached ones, spawns into scopes it does not wait
+   for). They belong to no wait, so they are handed to the pool, and the
+   half is taken back if it is still there (returns 1), or else waited for. */
+POOL__COLD int pool__join_slow(pool__worker *w, pool__call_job *job_b, pool_task *t) {
+    pool_task *first = NULL, *last = NULL;
+    size_t n = 0;
+    while (t && t != &job_b->task) {
+        if (last) last->pool__next = t;
+        else first = t;
+        last = t;
+        n++;
+        t = pool__deque_pop(&w->deque);
+    }
+    if (first) pool__hand_off(w->home, first, last, n);
+    if (t) return 1;
+    pool__wait_join(w, job_b);
+    return 0;
 }
 
 /* The heart of fork-join, on a worker of the pool: push b where thieves
    can take it, run a, then take b back and run it, or, if it was stolen,
-   run other work until the thief has finished it. */
+   wait for its thief (leapfrogging, see the waiting section). A half taken
+   back is a plain call, neither counted nor traced: a counter's store to
+   load chain here would run from join to join. */
 POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool_fn b,
                                   void *b_arg) {
     pool__call_job job_b;
     pool_task *t;
     pool__call_job_init(&job_b, b, b_arg);
-    job_b.done.state = POOL__LATCH_UNSET;
-    job_b.done.waiter = w;
-    job_b.done.other_pool = NULL;
     if (pool__deque_push(&w->deque, &job_b.task) != 0) { /* full, and out of memory */
         a(a_arg);
         b(b_arg);
@@ -2561,19 +3168,8 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
     }
     pool__new_local_jobs(w, 1);
     a(a_arg);
-    /* Whatever a pushed and left behind (detached tasks, scope spawns)
-       sits above b: run it, it is work like any other. */
-    while ((t = pool__deque_pop(&w->deque)) != NULL) {
-        if (t == &job_b.task) {
-            /* Not stolen: a plain call, neither counted nor traced (a
-               counter here, with its store-to-load chain from join to
-               join, cost 8% of fib's time on one thread). */
-            b(b_arg);
-            return;
-        }
-        pool__execute(w->home, w, t);
-    }
-    pool__work_until(w, &job_b.done, NULL);
+    t = pool__deque_pop(&w->deque);
+    if (t == &job_b.task || pool__join_slow(w, &job_b, t)) b(b_arg);
 }
 
 typedef struct pool__join_args {
@@ -2583,8 +3179,8 @@ typedef struct pool__join_args {
 } pool__join_args;
 
 /* A join from outside the pool, as one injected job. It normally runs on
-   a worker of p; run by a thread helping because p has no worker (see
-   pool__wait_outside) or by pool_destroy's drain, it runs a then b. */
+   a worker of p; run by its own caller because p has no worker (see
+   pool__wait_elsewhere) or by pool_destroy's drain, it runs a then b. */
 static void pool__join_trampoline(void *arg) {
     pool__join_args *j = (pool__join_args *)arg;
     pool__worker *w = pool__current;
@@ -2718,14 +3314,20 @@ static int pool__post(pool *p, pool_task *t) {
 /* A scope counts its unfinished tasks plus one reference held by the
    waiter until it calls pool_scope_wait; whoever brings the count to zero
    sets the latch. A task that spawns into the scope holds a count itself
-   while it runs, so the count cannot reach zero under a spawn. */
+   while it runs, so the count cannot reach zero under a spawn. The scope
+   remembers the worker and run it was made in, which tells waiters that
+   its tasks descend from that run (see the waiting section). */
 POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
+    pool__worker *w;
     if (!s) return;
     s->pool__pool = pool__resolve(p);
     s->pool__pending = 1;
-    s->pool__done.state = POOL__LATCH_UNSET;
-    s->pool__done.waiter = NULL;
-    s->pool__done.other_pool = NULL;
+    pool__latch_init(&s->pool__done);
+    s->pool__waiting = 0;
+    s->pool__epoch = 0;
+    w = pool__current;
+    s->pool__origin_worker = w && w->home == s->pool__pool ? (uint32_t)w->index + 1 : 0;
+    s->pool__origin_run = w ? w->run_current : 0;
 }
 
 static void pool__scope_task_done(pool_scope *s) {
@@ -2755,27 +3357,80 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     return rc;
 }
 
-POOL__IMPL void pool_scope_wait(pool_scope *s) {
+/* One thread at a time waits for a scope: pool__waiting's bit 0 says a
+   wait is under way, bit 1 that other threads are blocked on pool__epoch
+   until it ends. The waiter drops its reference and waits for the latch;
+   then it re-arms the scope for reuse, clears pool__waiting, and bumps the
+   epoch, waking the others only if bit 1 was set (no system call for the
+   usual single waiter). A second thread reads the epoch, then sets bit 1
+   with a CAS that succeeds only while the wait is under way, so the bump
+   it waits for comes after its read. */
+#define POOL__SCOPE_WAITING 1u
+#define POOL__SCOPE_BLOCKED 2u
+
+/* Another thread waits for s: block until that wait has ended. Returns 0
+   if it did, or 1 if no wait was under way after all (try to be the one). */
+static int pool__scope_wait_other(pool_scope *s) {
+    /* Acquire: pairs with the release bump in pool__scope_wait_end. */
+    uint32_t epoch = POOL__LOAD(&s->pool__epoch, POOL__ACQUIRE);
+    uint32_t state = POOL__LOAD(&s->pool__waiting, POOL__RELAXED); /* the CAS decides */
     pool__worker *w = pool__current;
+    if (!(state & POOL__SCOPE_WAITING) ||
+        !POOL__CAS(&s->pool__waiting, &state, state | POOL__SCOPE_BLOCKED, POOL__RELAXED,
+                   POOL__RELAXED))
+        return 1;
+    if (w) pool__park_begin(w);
+    while (POOL__LOAD(&s->pool__epoch, POOL__ACQUIRE) == epoch) pool__wait(&s->pool__epoch, epoch);
+    if (w) pool__park_end(w);
+    return 0;
+}
+
+static void pool__scope_wait_end(pool_scope *s) {
+    uint32_t state;
+    /* Re-armed before the next waiter may enter (the release below). */
+    POOL__STORE(&s->pool__pending, 1, POOL__RELAXED);
+    pool__latch_init(&s->pool__done);
+    /* Release: the next waiter's acquire CAS sees the re-armed scope. */
+    state = POOL__XCHG(&s->pool__waiting, 0, POOL__RELEASE);
+    /* Release: a blocked waiter's acquire load sees the tasks' effects. */
+    POOL__FETCH_ADD(&s->pool__epoch, 1, POOL__RELEASE);
+    if (state & POOL__SCOPE_BLOCKED) pool__wake_all(&s->pool__epoch);
+}
+
+POOL__IMPL int pool_scope_wait_status(pool_scope *s) {
     pool *p;
-    if (!s || !(p = s->pool__pool)) return;
+    pool__awaited wt;
+    uint32_t idle = 0;
+    if (!s) return EINVAL;
+    if (!(p = s->pool__pool)) return 0; /* every task ran when it was spawned */
     if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
         s->pool__pending = 1;
-        return;
+        return 0;
     }
-    pool__latch_init(&s->pool__done, w, p);
+    if (pool__inside_task_of(NULL, s)) return EDEADLK; /* it would wait for itself */
+    /* Acquire: pairs with the release in pool__scope_wait_end. */
+    while (!POOL__CAS(&s->pool__waiting, &idle, POOL__SCOPE_WAITING, POOL__ACQUIRE,
+                      POOL__RELAXED)) {
+        if (pool__scope_wait_other(s) == 0) return 0;
+        idle = 0;
+    }
     /* Drop the waiter's reference; acq_rel as in pool__scope_task_done. */
-    if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) == 1) {
-        pool__latch_abandon(&s->pool__done); /* all done already: no setter */
-    } else if (w) {
-        pool__work_until(w, &s->pool__done, (pool *)s->pool__done.other_pool);
-    } else {
-        pool__wait_outside(p, &s->pool__done, 1);
+    if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) != 1) {
+        pool__worker *w = pool__current;
+        wt.done = &s->pool__done;
+        wt.pool = p;
+        wt.tag = s;
+        wt.thief = NULL;
+        wt.scope = s;
+        wt.own = NULL;
+        if (w && w->home == p) pool__wait_in_pool(w, &wt);
+        else pool__wait_elsewhere(w, &wt, 1);
     }
-    /* Re-arm, so that the scope can be used again. */
-    s->pool__pending = 1;
-    s->pool__done.state = POOL__LATCH_UNSET;
+    pool__scope_wait_end(s);
+    return 0;
 }
+
+POOL__IMPL void pool_scope_wait(pool_scope *s) { (void)pool_scope_wait_status(s); }
 
 POOL__IMPL int pool_submit(pool *p, pool_task *t) { return pool_submit_batch(p, &t, 1); }
 
@@ -2798,7 +3453,7 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
        thread exists it stays until destroy. Acquire: pairs with
        pool__spawn's release.) */
     if (!w && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 &&
-        pool__spawn(p, 1) == 0)
+        pool__spawn(p, 1, (uint32_t)p->num_threads) == 0)
         return EAGAIN;
     for (i = 0; i < n; i++)
         if (pool__mark_queued(tasks[i], NULL) != 0) { /* queued already, or twice in the batch */
@@ -2914,12 +3569,12 @@ static void pool__trace_write_lane(FILE *f, pool *p, int index, pool__trace_even
     char name[40];
     int tid;
     if (n == 0) return;
-    if (index < p->num_threads) {
+    if (index < (int)p->max_workers) {
         tid = index;
-        pool__format_thread_name(name, p->name, index);
+        pool__format_thread_name(name, p->name, index, NULL);
     } else if (POOL__LOAD(&lane->blocking, POOL__RELAXED)) {
         tid = POOL__TRACE_BLOCKING_TID + *blocking_lanes;
-        pool__format_thread_name(name, p->name, -1);
+        pool__format_thread_name(name, p->name, -1, "blk");
         sprintf(name + strlen(name), "-%d", (*blocking_lanes)++);
     } else {
         tid = POOL__TRACE_OUTSIDE_TID + *outside_lanes;
@@ -2978,25 +3633,51 @@ POOL__IMPL int pool_num_threads(const pool *p) {
     return r ? r->num_threads : 1;
 }
 
+POOL__IMPL int pool_worker_index_limit(const pool *p) {
+    pool *r = pool__resolve(p);
+    return r ? (int)r->max_workers : 1;
+}
+
+/* Worker w's counters into out. Relaxed loads: each counter is a
+   statistic, read as a snapshot. */
+static void pool__worker_stats_read(pool__worker *w, pool_worker_stats *out) {
+    out->jobs_run = POOL__LOAD(&w->stats.jobs_run, POOL__RELAXED);
+    out->jobs_stolen = POOL__LOAD(&w->stats.jobs_stolen, POOL__RELAXED);
+    out->steals_failed = POOL__LOAD(&w->stats.steals_failed, POOL__RELAXED);
+    out->jobs_injected = POOL__LOAD(&w->stats.jobs_injected, POOL__RELAXED);
+    out->sleeps = POOL__LOAD(&w->stats.sleeps, POOL__RELAXED);
+    out->wakeups = POOL__LOAD(&w->stats.wakeups, POOL__RELAXED);
+    out->wakeups_wasted = POOL__LOAD(&w->stats.wakeups_wasted, POOL__RELAXED);
+    out->waits_parked = POOL__LOAD(&w->stats.waits_parked, POOL__RELAXED);
+    out->wait_depth_max = POOL__LOAD(&w->stats.wait_depth_max, POOL__RELAXED);
+    out->cpu = POOL__LOAD(&w->cpu, POOL__RELAXED);
+}
+
 POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
     pool *p;
     uint32_t i, started;
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!(p = pool__resolve(cp))) return;
-    /* Relaxed everywhere: each counter is a statistic, read as a snapshot. */
+    /* Acquire: pairs with pool__spawn's release; relaxed for the rest. */
     started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
     for (i = 0; i < started; i++) {
-        pool__worker *w = &p->workers[i];
-        out->jobs_run += POOL__LOAD(&w->stats.jobs_run, POOL__RELAXED);
-        out->jobs_stolen += POOL__LOAD(&w->stats.jobs_stolen, POOL__RELAXED);
-        out->steals_failed += POOL__LOAD(&w->stats.steals_failed, POOL__RELAXED);
-        out->sleeps += POOL__LOAD(&w->stats.sleeps, POOL__RELAXED);
-        out->wakeups += POOL__LOAD(&w->stats.wakeups, POOL__RELAXED);
-        out->wakeups_wasted += POOL__LOAD(&w->stats.wakeups_wasted, POOL__RELAXED);
+        pool_worker_stats w;
+        pool__worker_stats_read(p->workers[i], &w);
+        out->jobs_run += w.jobs_run;
+        out->jobs_stolen += w.jobs_stolen;
+        out->steals_failed += w.steals_failed;
+        out->sleeps += w.sleeps;
+        out->wakeups += w.wakeups;
+        out->wakeups_wasted += w.wakeups_wasted;
+        out->waits_parked += w.waits_parked;
+        if (w.wait_depth_max > out->wait_depth_max) out->wait_depth_max = w.wait_depth_max;
     }
+    i = POOL__LOAD(&p->outside_wait_depth_max, POOL__RELAXED);
+    if (i > out->wait_depth_max) out->wait_depth_max = i;
     out->jobs_injected = POOL__LOAD(&p->jobs_injected, POOL__RELAXED);
-    out->threads_started = started;
+    out->threads_started = started < (uint32_t)p->num_threads ? started : (uint32_t)p->num_threads;
+    out->spares_started = started - out->threads_started;
     out->threads_failed = POOL__LOAD(&p->threads_failed, POOL__RELAXED);
     out->num_threads = p->num_threads;
     out->blocking_threads = POOL__LOAD(&p->blocking.metrics.threads, POOL__RELAXED);
@@ -3010,29 +3691,18 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
 
 POOL__IMPL int pool_worker_stats_get(const pool *cp, int worker, pool_worker_stats *out) {
     pool *p;
-    pool__worker *w;
     if (!out) return EINVAL;
     memset(out, 0, sizeof *out);
     out->cpu = -1;
     if (!(p = pool__resolve(cp))) return ENOMEM;
-    if (worker < 0 || worker >= p->num_threads) return EINVAL;
-    w = &p->workers[worker];
-    /* Acquire: pairs with pool__spawn's release; relaxed for the rest,
-       statistics read as a snapshot. */
+    if (worker < 0 || (uint32_t)worker >= p->max_workers) return EINVAL;
+    /* Acquire: pairs with pool__spawn's release. */
     out->started = (uint32_t)worker < POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
-    if (!out->started) return 0;
-    out->jobs_run = POOL__LOAD(&w->stats.jobs_run, POOL__RELAXED);
-    out->jobs_stolen = POOL__LOAD(&w->stats.jobs_stolen, POOL__RELAXED);
-    out->steals_failed = POOL__LOAD(&w->stats.steals_failed, POOL__RELAXED);
-    out->jobs_injected = POOL__LOAD(&w->stats.jobs_injected, POOL__RELAXED);
-    out->sleeps = POOL__LOAD(&w->stats.sleeps, POOL__RELAXED);
-    out->wakeups = POOL__LOAD(&w->stats.wakeups, POOL__RELAXED);
-    out->wakeups_wasted = POOL__LOAD(&w->stats.wakeups_wasted, POOL__RELAXED);
-    out->cpu = POOL__LOAD(&w->cpu, POOL__RELAXED);
+    if (out->started) pool__worker_stats_read(p->workers[worker], out);
     return 0;
 }
 
-/* The pool's totals, then one row per started worker. */
+/* The pool's totals, then one row per started worker and spare. */
 POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
     pool_stats s;
     pool_worker_stats ws;
@@ -3042,34 +3712,39 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
     if (!(p = pool__resolve(cp))) return ENOMEM;
     pool_stats_get(p, &s);
     fprintf(out,
-            "pool %s: %llu/%d threads started (%llu failed)\n"
+            "pool %s: %llu/%d threads started (%llu failed), %llu spares\n"
             "  jobs     %llu run, %llu stolen, %llu steals failed, %llu injected\n"
             "  sleep    %llu sleeps, %llu wake-ups, %llu wasted\n"
+            "  waits    %llu parked, nested %llu deep at most\n"
             "  blocking %llu threads (%llu idle), %llu queued, %llu run, %llu skipped, "
             "%llu threads started, %llu failed\n",
             p->name, (unsigned long long)s.threads_started, s.num_threads,
-            (unsigned long long)s.threads_failed, (unsigned long long)s.jobs_run,
-            (unsigned long long)s.jobs_stolen, (unsigned long long)s.steals_failed,
-            (unsigned long long)s.jobs_injected, (unsigned long long)s.sleeps,
-            (unsigned long long)s.wakeups, (unsigned long long)s.wakeups_wasted,
-            (unsigned long long)s.blocking_threads, (unsigned long long)s.blocking_idle_threads,
+            (unsigned long long)s.threads_failed, (unsigned long long)s.spares_started,
+            (unsigned long long)s.jobs_run, (unsigned long long)s.jobs_stolen,
+            (unsigned long long)s.steals_failed, (unsigned long long)s.jobs_injected,
+            (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
+            (unsigned long long)s.wakeups_wasted, (unsigned long long)s.waits_parked,
+            (unsigned long long)s.wait_depth_max, (unsigned long long)s.blocking_threads,
+            (unsigned long long)s.blocking_idle_threads,
             (unsigned long long)s.blocking_queue_depth, (unsigned long long)s.blocking_tasks_run,
             (unsigned long long)s.blocking_tasks_skipped,
             (unsigned long long)s.blocking_threads_started,
             (unsigned long long)s.blocking_threads_failed);
-    fprintf(out, "  %6s %12s %12s %10s %10s %8s %8s %8s %4s\n", "worker", "run", "stolen",
-            "failed", "injected", "sleeps", "wakeups", "wasted", "cpu");
-    for (i = 0; i < p->num_threads; i++) {
+    fprintf(out, "  %6s %12s %12s %10s %10s %8s %8s %8s %8s %5s %4s\n", "worker", "run", "stolen",
+            "failed", "injected", "sleeps", "wakeups", "wasted", "parked", "depth", "cpu");
+    for (i = 0; i < (int)p->max_workers; i++) {
         if (pool_worker_stats_get(p, i, &ws) != 0 || !ws.started) break;
-        fprintf(out, "  %6d %12llu %12llu %10llu %10llu %8llu %8llu %8llu %4d\n", i,
+        fprintf(out, "  %6d %12llu %12llu %10llu %10llu %8llu %8llu %8llu %8llu %5llu %4d\n", i,
                 (unsigned long long)ws.jobs_run, (unsigned long long)ws.jobs_stolen,
                 (unsigned long long)ws.steals_failed, (unsigned long long)ws.jobs_injected,
                 (unsigned long long)ws.sleeps, (unsigned long long)ws.wakeups,
-                (unsigned long long)ws.wakeups_wasted, ws.cpu);
+                (unsigned long long)ws.wakeups_wasted, (unsigned long long)ws.waits_parked,
+                (unsigned long long)ws.wait_depth_max, ws.cpu);
     }
-    return ferror(out) ? EIO : 0;
+    /* A buffered stream may fail only when it is flushed (a full disk). */
+    if (fflush(out) != 0 || ferror(out)) return errno ? errno : EIO;
+    return 0;
 }
-
 
 /* ------------------------------------------------------------------------ */
 /* Blocking pool                                                            */
@@ -3209,7 +3884,7 @@ static POOL__THREAD_PROC(pool__blocking_main) {
     pool__thread previous;
     int have_previous;
     char name[16];
-    pool__format_thread_name(name, p->name, -1);
+    pool__format_thread_name(name, p->name, -1, "blk");
     pool__thread_set_name(name);
     pool__cpu_set_apply(&p->allowed); /* not its creator's, which may be pinned */
     pool__blocking_home = p;
@@ -3303,14 +3978,20 @@ POOL__IMPL int pool_submit_blocking(pool *p, pool_task *t) {
     return rc;
 }
 
-/* Jobs. A job's refs count the task's completion and the waiter, as a
-   scope's pending count does: whichever of the two comes second sets the
-   latch. So the waiter registers (pool__latch_init) at any time, before
-   or after the job finishes, and the setter never reads a half-written
-   latch: the waiter writes it before its release decrement, the setter
-   reads it after its acquire decrement. */
+/* Jobs. A job's refs count its runs still to finish and the waiter, as a
+   scope's pending count does: whichever comes last sets the latch. So the
+   waiter registers (pool__latch_init) at any time, before or after the
+   runs finish, and the setter never reads a half-written latch: the
+   waiter writes it before its release decrement, the setter reads it
+   after its acquire decrement. A submission is in flight from its submit
+   until its wait returns (pool__pool is set). A job submitted again while
+   one is in flight, from its own run or after a run nobody waited for,
+   adds a run to wait for instead of starting over: the wait returns after
+   the last one. */
 static void pool__blocking_job_finish(pool_blocking_job *job, int status) {
-    job->pool__status = status;
+    /* Relaxed: published by the release decrement below. A skipped run's
+       ECANCELED stays, whatever runs finish after it. */
+    if (status) POOL__STORE(&job->pool__status, status, POOL__RELAXED);
     /* acq_rel: release publishes the job's effects and status, acquire
        sees the waiter's latch fields. */
     if (POOL__FETCH_SUB(&job->pool__refs, 1, POOL__ACQ_REL) == 1) pool__latch_set(&job->pool__done);
@@ -3322,57 +4003,69 @@ static pool_blocking_job *pool__blocking_job_of(pool_task *t) {
 
 static void pool__blocking_job_run(pool_task *t) {
     pool_blocking_job *job = pool__blocking_job_of(t);
+    pool *p = POOL__LOAD(&job->pool__pool, POOL__RELAXED); /* set by the submit before */
     job->run(job);
     /* Counted before the waiter can return, so that it sees its own job. */
-    POOL__FETCH_ADD(&job->pool__pool->blocking.metrics.run, 1, POOL__RELAXED);
+    POOL__FETCH_ADD(&p->blocking.metrics.run, 1, POOL__RELAXED);
     pool__blocking_job_finish(job, 0);
 }
 
 POOL__IMPL int pool_submit_blocking_job(pool *p, pool_blocking_job *job) {
+    pool *in_flight;
     int rc;
     if (!job || !job->run) return EINVAL;
     if (!(p = pool__resolve(p))) return ENOMEM;
     if (pool__inherited(p)) return ECHILD;
-    job->pool__fork_generation = p->fork_generation;
-    job->pool__task.run = pool__blocking_job_run;
-    job->pool__task.pool__scope = NULL;
-    job->pool__pool = p;
-    job->pool__refs = 2;
-    job->pool__status = 0;
+    /* Relaxed: set by this job's earlier submit, which happens before its
+       run (and a submit from there), or cleared by its wait. */
+    in_flight = POOL__LOAD(&job->pool__pool, POOL__RELAXED);
+    if (in_flight && in_flight != p) return EBUSY; /* still in flight on another pool */
+    if (pool__mark_queued(&job->pool__task, NULL) != 0) return EBUSY;
+    if (in_flight) {
+        /* Relaxed: a run in flight or the waiter holds a reference, so the
+           count cannot reach zero under this. */
+        POOL__FETCH_ADD(&job->pool__refs, 1, POOL__RELAXED);
+    } else {
+        job->pool__fork_generation = p->fork_generation;
+        job->pool__task.run = pool__blocking_job_run;
+        POOL__STORE(&job->pool__pool, p, POOL__RELAXED);
+        POOL__STORE(&job->pool__refs, 2, POOL__RELAXED);
+        POOL__STORE(&job->pool__status, 0, POOL__RELAXED);
+    }
     rc = pool__blocking_submit(p, &job->pool__task);
-    if (rc) job->pool__pool = NULL;
+    if (rc) {
+        pool__unmark_queued(&job->pool__task);
+        if (in_flight) POOL__FETCH_SUB(&job->pool__refs, 1, POOL__RELAXED);
+        else POOL__STORE(&job->pool__pool, NULL, POOL__RELAXED);
+    }
     return rc;
 }
 
 POOL__IMPL int pool_wait_blocking_job(pool_blocking_job *job) {
-    pool__worker *w = pool__current;
     pool *p;
     int status;
-    if (!job || !(p = job->pool__pool)) return EINVAL;
+    if (!job || !(p = POOL__LOAD(&job->pool__pool, POOL__RELAXED))) return EINVAL;
     /* Submitted before a fork, and not finished then: the copy here will
        never run. (The pool itself may be gone; the job remembers.) */
     if (job->pool__fork_generation != POOL__LOAD(&pool__fork_generation, POOL__RELAXED) &&
         POOL__LOAD(&job->pool__refs, POOL__ACQUIRE) != 1) {
-        job->pool__pool = NULL;
+        POOL__STORE(&job->pool__pool, NULL, POOL__RELAXED);
         return ECHILD;
     }
-    pool__latch_init(&job->pool__done, w, p);
+    pool__latch_init(&job->pool__done);
     /* Drop the waiter's reference; acq_rel as in pool__blocking_job_finish. */
-    if (POOL__FETCH_SUB(&job->pool__refs, 1, POOL__ACQ_REL) == 1) {
-        pool__latch_abandon(&job->pool__done); /* finished already: no setter */
-    } else if (w) {
-        /* A worker keeps working, but helps nobody: the job runs on a
-           blocking thread, and its pool may be destroyed while we wait. */
-        pool__work_until(w, &job->pool__done, NULL);
-    } else {
+    if (POOL__FETCH_SUB(&job->pool__refs, 1, POOL__ACQ_REL) != 1) {
         /* Parks at once, no spin: blocking jobs are rarely short, and a
-           spinning waiter keeps its CPU busy, so the blocking thread it
-           woke has to run on another, often idle and slow to wake (a
-           1 ms-idle round trip here: 58 us with a spin, 10 us without). */
-        while (!pool__latch_park(&job->pool__done)) continue;
+           spinning waiter would hold a CPU the blocking thread it woke
+           needs. A worker parks too, with a spare standing in for it (see
+           the waiting section). The job's pool may be destroyed while we
+           wait, so an outside wait is not counted in its statistics. */
+        pool__wait_enter(pool__current, NULL);
+        pool__park(pool__current, &job->pool__done);
+        pool__wait_leave();
     }
-    status = job->pool__status;
-    job->pool__pool = NULL; /* waited for: a second wait is EINVAL */
+    status = POOL__LOAD(&job->pool__status, POOL__RELAXED); /* the latch's acquire orders it */
+    POOL__STORE(&job->pool__pool, NULL, POOL__RELAXED); /* waited for: a second wait is EINVAL */
     return status;
 }
 
@@ -3402,6 +4095,7 @@ static void pool__blocking_shutdown(pool *p, int skip_optional) {
     for (; skipped; skipped = t) {
         pool_blocking_job *job = pool__blocking_job_of(skipped);
         t = skipped->pool__next;
+        pool__unmark_queued(skipped);
         if (job->on_cancel) job->on_cancel(job);
         POOL__FETCH_ADD(&b->metrics.skipped, 1, POOL__RELAXED);
         pool__blocking_job_finish(job, ECANCELED);

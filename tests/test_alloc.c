@@ -8,8 +8,10 @@
  *   pool_join, pool_call (outside and nested in a worker), scope spawn and
  *   wait (flat and nested), pool_submit, pool_submit_batch, and
  *   pool_parallel_for (automatic and fixed grain),
- * and checks that the process made exactly zero allocations meanwhile, and
- * that every task ran (exact counts and sums).
+ * and checks that the process made exactly zero allocations meanwhile
+ * (but for those of a spare thread, if a parked worker had one started:
+ * a thread start, not a hot path), and that every task ran (exact counts
+ * and sums).
  *
  * Batches submitted from a worker stay below the initial deque capacity
  * (256): growing a deque allocates by design, once, and which worker runs
@@ -92,6 +94,9 @@ static long counting_stop(void) {
 #endif
 
 static pool *p;
+
+/* A thread start: the worker, its deque, and what pthread_create may take. */
+#define THREAD_START_ALLOCATIONS 4
 
 /* ------------------------------------------------------------------------ */
 /* Workloads                                                                */
@@ -251,11 +256,24 @@ int main(void) {
         n = counting_stop();
         CHECK_MSG(n == 1, "the allocation counter saw %ld allocations for 1", n);
 
+        /* A worker that parks in a wait may have the pool start a spare
+           thread (pool_stats.spares_started), which allocates its worker
+           and deque like any thread start: those are not hot paths, and
+           each is allowed THREAD_START_ALLOCATIONS (pthread_create may
+           allocate too). Anything else must allocate nothing. */
+        uint64_t threads_before, threads_added;
+        pool_stats_get(p, &st);
+        threads_before = st.threads_started + st.spares_started;
         counting_start();
         for (round = 0; round < rounds; round++) hot_paths();
         n = counting_stop();
-        CHECK_MSG(n == 0, "%ld allocations in %d rounds of the hot paths", n, rounds);
-        printf("  %d rounds of every hot path: %ld allocations\n", rounds, n);
+        pool_stats_get(p, &st);
+        threads_added = st.threads_started + st.spares_started - threads_before;
+        CHECK_MSG(n <= (long)threads_added * THREAD_START_ALLOCATIONS,
+                  "%ld allocations in %d rounds of the hot paths, %llu threads started", n, rounds,
+                  (unsigned long long)threads_added);
+        printf("  %d rounds of every hot path: %ld allocations, %llu spare threads started\n",
+               rounds, n, (unsigned long long)threads_added);
     }
 #else
     for (round = 0; round < rounds; round++) hot_paths();

@@ -176,7 +176,9 @@ static void rows_introspection_and_pinning(void) {
     p = test_pool(2);
     CHECK_EQ_I64(pool_worker_stats_get(p, 0, NULL), EINVAL); /* row: worker_stats_get */
     CHECK_EQ_I64(pool_worker_stats_get(p, -1, &ws), EINVAL);
-    CHECK_EQ_I64(pool_worker_stats_get(p, 2, &ws), EINVAL);
+    CHECK_EQ_I64(pool_worker_stats_get(p, pool_worker_index_limit(p), &ws), EINVAL);
+    CHECK_EQ_I64(pool_worker_stats_get(p, 2, &ws), 0); /* a spare's slot, not started */
+    CHECK_EQ_I64(ws.started, 0);
     CHECK_EQ_I64(pool_worker_stats_get(p, INT_MAX, &ws), EINVAL);
     CHECK_EQ_I64(pool_stats_print(p, NULL), EINVAL);          /* row: stats_print */
     CHECK_EQ_I64(pool_trace_write(p, NULL), EINVAL);          /* row: trace_write */

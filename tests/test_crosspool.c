@@ -14,7 +14,6 @@
 
 typedef struct tree {
     pool *here, *there;
-    int here_threads, there_threads;
     int depth;
     long leaves;
     atomic_long *bad_index;
@@ -25,8 +24,6 @@ static void tree_task(void *arg);
 static void make_child(tree *child, const tree *parent) {
     child->here = parent->there;
     child->there = parent->here;
-    child->here_threads = parent->there_threads;
-    child->there_threads = parent->here_threads;
     child->depth = parent->depth - 1;
     child->leaves = -1;
     child->bad_index = parent->bad_index;
@@ -37,7 +34,9 @@ static void make_child(tree *child, const tree *parent) {
 static void tree_task(void *arg) {
     tree *t = (tree *)arg, a, b, c;
     int w = pool_worker_index();
-    if (w < 0 || w >= t->here_threads) atomic_fetch_add(t->bad_index, 1);
+    /* A spare that stands in for a parked worker has an index of its own
+       above the workers'. */
+    if (w < 0 || w >= pool_worker_index_limit(t->here)) atomic_fetch_add(t->bad_index, 1);
     if (t->depth == 0) {
         t->leaves = 1;
         return;
@@ -88,16 +87,12 @@ static void test_pair(int a_threads, int b_threads, int depth, int repeats) {
     memset(&sa, 0, sizeof sa);
     sa.root.here = a;
     sa.root.there = b;
-    sa.root.here_threads = a_threads;
-    sa.root.there_threads = b_threads;
     sa.root.depth = depth;
     sa.root.bad_index = &bad_index;
     sa.repeats = repeats;
     sb = sa;
     sb.root.here = b;
     sb.root.there = a;
-    sb.root.here_threads = b_threads;
-    sb.root.there_threads = a_threads;
     pthread_create(&ta, NULL, starter_main, &sa);
     pthread_create(&tb, NULL, starter_main, &sb);
     pthread_join(ta, NULL);
@@ -123,7 +118,6 @@ static void test_single_outside(void) {
     memset(&t, 0, sizeof t);
     t.here = a;
     t.there = b;
-    t.here_threads = t.there_threads = 1;
     t.depth = 8;
     t.bad_index = &bad_index;
     pool_call(a, tree_task, &t);

@@ -42,7 +42,7 @@ static void test_empty(void) {
     printf("  empty deque: pop and steal return NULL, steal reports no contention\n");
     CHECK(pool__deque_init(&d, 2, NULL) == 0);
     CHECK(pool__deque_pop(&d) == NULL);
-    CHECK(pool__deque_steal(&d, &contended) == NULL);
+    CHECK(pool__deque_steal(&d, 0, &contended) == NULL);
     CHECK(contended == 0);
     /* emptied again after use */
     {
@@ -51,8 +51,8 @@ static void test_empty(void) {
         CHECK(pool__deque_pop(&d) == &items[0].task);
         CHECK(pool__deque_pop(&d) == NULL);
         CHECK(pool__deque_push(&d, &items[1].task) == 0);
-        CHECK(pool__deque_steal(&d, &contended) == &items[1].task);
-        CHECK(pool__deque_steal(&d, &contended) == NULL);
+        CHECK(pool__deque_steal(&d, 0, &contended) == &items[1].task);
+        CHECK(pool__deque_steal(&d, 0, &contended) == NULL);
         CHECK(pool__deque_pop(&d) == NULL);
         CHECK(contended == 0);
         free(items);
@@ -72,17 +72,17 @@ static void test_lifo_fifo(void) {
     CHECK(pool__deque_pop(&d) == NULL);
 
     for (i = 0; i < 10; i++) CHECK(pool__deque_push(&d, &items[i].task) == 0);
-    for (i = 0; i < 10; i++) CHECK_EQ_I64(idx(pool__deque_steal(&d, &contended)), i);
-    CHECK(pool__deque_steal(&d, &contended) == NULL);
+    for (i = 0; i < 10; i++) CHECK_EQ_I64(idx(pool__deque_steal(&d, 0, &contended)), i);
+    CHECK(pool__deque_steal(&d, 0, &contended) == NULL);
     CHECK(contended == 0);
 
     /* both ends of the same contents */
     for (i = 0; i < 10; i++) CHECK(pool__deque_push(&d, &items[i].task) == 0);
-    CHECK_EQ_I64(idx(pool__deque_steal(&d, &contended)), 0);
+    CHECK_EQ_I64(idx(pool__deque_steal(&d, 0, &contended)), 0);
     CHECK_EQ_I64(idx(pool__deque_pop(&d)), 9);
-    CHECK_EQ_I64(idx(pool__deque_steal(&d, &contended)), 1);
+    CHECK_EQ_I64(idx(pool__deque_steal(&d, 0, &contended)), 1);
     CHECK_EQ_I64(idx(pool__deque_pop(&d)), 8);
-    for (i = 2; i < 8; i++) CHECK_EQ_I64(idx(pool__deque_steal(&d, &contended)), i);
+    for (i = 2; i < 8; i++) CHECK_EQ_I64(idx(pool__deque_steal(&d, 0, &contended)), i);
     CHECK(pool__deque_pop(&d) == NULL);
     CHECK(contended == 0);
     pool__deque_destroy(&d);
@@ -99,10 +99,10 @@ static void test_growth(void) {
     CHECK(pool__deque_init(&d, 2, NULL) == 0);
     for (i = 0; i < n; i++) CHECK(pool__deque_push(&d, &items[i].task) == 0);
     /* oldest half from the top, the rest from the bottom */
-    for (i = 0; i < n / 2; i++) CHECK_EQ_I64(idx(pool__deque_steal(&d, &contended)), i);
+    for (i = 0; i < n / 2; i++) CHECK_EQ_I64(idx(pool__deque_steal(&d, 0, &contended)), i);
     for (i = n - 1; i >= n / 2; i--) CHECK_EQ_I64(idx(pool__deque_pop(&d)), i);
     CHECK(pool__deque_pop(&d) == NULL);
-    CHECK(pool__deque_steal(&d, &contended) == NULL);
+    CHECK(pool__deque_steal(&d, 0, &contended) == NULL);
     CHECK(contended == 0);
     pool__deque_destroy(&d);
 
@@ -116,7 +116,7 @@ static void test_growth(void) {
     while (i + 3 <= n) {
         int k;
         for (k = 0; k < 3; k++, i++) CHECK(pool__deque_push(&d, &items[i].task) == 0);
-        for (k = 0; k < 2; k++) CHECK_EQ_I64(idx(pool__deque_steal(&d, &contended)), next_steal++);
+        for (k = 0; k < 2; k++) CHECK_EQ_I64(idx(pool__deque_steal(&d, 0, &contended)), next_steal++);
     }
     /* left: [next_steal, i), pop takes it newest first */
     for (next_pop = i - 1; next_pop >= next_steal; next_pop--)
@@ -153,7 +153,7 @@ static void test_model(void) {
             }
         } else {
             int64_t expect = bottom > top ? model[top++] : -1;
-            int64_t got = idx(pool__deque_steal(&d, &contended));
+            int64_t got = idx(pool__deque_steal(&d, 0, &contended));
             if (got != expect) {
                 CHECK_EQ_I64(got, expect);
                 break;
@@ -215,7 +215,7 @@ static void *thief_main(void *arg) {
            for good. */
         int done = atomic_load(&s->owner_done);
         int contended = 0;
-        pool_task *t = pool__deque_steal(&s->deque, &contended);
+        pool_task *t = pool__deque_steal(&s->deque, 0, &contended);
         if (t) {
             int64_t i = idx(t);
             if (i <= last) atomic_fetch_add(&s->order_errors, 1);

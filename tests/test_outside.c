@@ -20,7 +20,7 @@
 
 typedef struct shared {
     pool *p;            /* may be NULL: the default pool */
-    int threads;        /* its size, for the worker index check */
+    int index_limit;    /* pool_worker_index_limit, for the worker index check */
     long iterations;    /* per outside thread */
     atomic_long bad_index;
     atomic_long wrong;  /* wrong results seen by the outside threads */
@@ -34,9 +34,9 @@ typedef struct task_arg {
 
 static void check_worker(shared *s) {
     int w = pool_worker_index();
-    if (w < 0 || w >= s->threads) {
+    if (w < 0 || w >= s->index_limit) {
         if (atomic_fetch_add(&s->bad_index, 1) == 0)
-            fprintf(stderr, "    task saw pool_worker_index() = %d, pool has %d threads\n", w, s->threads);
+            fprintf(stderr, "    task saw pool_worker_index() = %d, limit %d\n", w, s->index_limit);
     }
 }
 
@@ -135,7 +135,7 @@ static void test_shared_pool(void) {
     cfg.num_threads = 2;
     CHECK(pool_create(&s.p, &cfg) == 0);
     if (!s.p) return;
-    s.threads = 2;
+    s.index_limit = pool_worker_index_limit(s.p);
     s.iterations = test_scaled(6000, 300);
     printf("  %d outside threads x %ld calls (pool_call, pool_join, fib) into one 2-thread pool\n",
            OUTSIDE_THREADS, s.iterations);
@@ -180,7 +180,6 @@ static void test_lazy_start(void) {
     memset(&s, 0, sizeof s);
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 2;
-    s.threads = 2;
     for (r = 0; r < rounds; r++) {
         pthread_t threads[OUTSIDE_THREADS];
         lazy args[OUTSIDE_THREADS];
@@ -188,6 +187,7 @@ static void test_lazy_start(void) {
         s.p = NULL;
         CHECK(pool_create(&s.p, &cfg) == 0);
         if (!s.p) return;
+        s.index_limit = pool_worker_index_limit(s.p);
         pthread_barrier_init(&go, NULL, OUTSIDE_THREADS);
         for (k = 0; k < OUTSIDE_THREADS; k++) {
             args[k].s = &s;
@@ -215,7 +215,7 @@ static void test_default_pool(void) {
     printf("  default pool (NULL): size from $POOL_NUM_THREADS=3, pool_call, pool_join, outside threads\n");
     memset(&s, 0, sizeof s);
     s.p = NULL;
-    s.threads = 3;
+    s.index_limit = pool_worker_index_limit(NULL);
     s.iterations = test_scaled(2000, 100);
 
     CHECK_EQ_I64(pool_num_threads(NULL), 3);

@@ -36,8 +36,8 @@ static void dump_state(void) {
             pool__injector_has_work(&p->injector) ? "NOT EMPTY" : "empty");
     for (i = 0; i < started; i++)
         fprintf(stderr, "  worker %u: latch %u (0 unset, 1 sleepy, 2 sleeping, 3 set), deque %lld\n",
-                i, POOL__LOAD(&p->workers[i].latch, POOL__RELAXED),
-                (long long)pool__deque_len(&p->workers[i].deque));
+                i, POOL__LOAD(&p->workers[i]->latch, POOL__RELAXED),
+                (long long)pool__deque_len(&p->workers[i]->deque));
 }
 
 /* ------------------------------------------------------------------------ */

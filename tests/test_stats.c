@@ -34,9 +34,11 @@ static void sum_workers(pool *p, pool_stats *s, pool_worker_stats *sum) {
     for (tries = 0; tries < 1000; tries++) {
         memset(sum, 0, sizeof *sum);
         pool_stats_get(p, s);
-        for (i = 0; i < THREADS; i++) {
+        /* Every slot: the workers, then the spares (standing in for
+           workers parked in a wait), started in order. */
+        for (i = 0; i < pool_worker_index_limit(p); i++) {
             CHECK_EQ_I64(pool_worker_stats_get(p, i, &w), 0);
-            CHECK_EQ_I64(w.started, (uint64_t)i < s->threads_started);
+            CHECK_EQ_I64(w.started, (uint64_t)i < s->threads_started + s->spares_started);
             CHECK_EQ_I64(w.cpu, -1);
             sum->jobs_run += w.jobs_run;
             sum->jobs_stolen += w.jobs_stolen;
@@ -45,6 +47,8 @@ static void sum_workers(pool *p, pool_stats *s, pool_worker_stats *sum) {
             sum->sleeps += w.sleeps;
             sum->wakeups += w.wakeups;
             sum->wakeups_wasted += w.wakeups_wasted;
+            sum->waits_parked += w.waits_parked;
+            if (w.wait_depth_max > sum->wait_depth_max) sum->wait_depth_max = w.wait_depth_max;
         }
         pool_stats_get(p, &again);
         if (memcmp(s, &again, sizeof again) == 0) return;
@@ -63,6 +67,9 @@ static void check_sums(pool *p) {
     CHECK_EQ_I64(sum.sleeps, s.sleeps);
     CHECK_EQ_I64(sum.wakeups, s.wakeups);
     CHECK_EQ_I64(sum.wakeups_wasted, s.wakeups_wasted);
+    CHECK_EQ_I64(sum.waits_parked, s.waits_parked);
+    /* The totals' maximum also counts outside threads' waits. */
+    CHECK(sum.wait_depth_max <= s.wait_depth_max);
     /* Every task injected here was taken by a worker (none ran on a
        helping outside thread: the pool had threads). */
     CHECK_EQ_I64(sum.jobs_injected, s.jobs_injected);
@@ -98,7 +105,7 @@ static void check_print(pool *p) {
     snprintf(line, sizeof line, "%llu/%d threads started", (unsigned long long)s.threads_started,
              THREADS);
     check_contains(text, line);
-    for (i = 0; i < THREADS; i++) {
+    for (i = 0; i < pool_worker_index_limit(p); i++) {
         CHECK_EQ_I64(pool_worker_stats_get(p, i, &w), 0);
         if (!w.started) continue;
         snprintf(line, sizeof line, "  %6d %12llu %12llu", i, (unsigned long long)w.jobs_run,
@@ -106,7 +113,7 @@ static void check_print(pool *p) {
         check_contains(text, line);
         rows++;
     }
-    CHECK_EQ_I64(rows, s.threads_started);
+    CHECK_EQ_I64(rows, s.threads_started + s.spares_started);
 }
 
 int main(void) {
@@ -130,7 +137,7 @@ int main(void) {
     w.jobs_run = 99;
     CHECK_EQ_I64(pool_worker_stats_get(p, -1, &w), EINVAL);
     CHECK_EQ_I64(w.jobs_run, 0);
-    CHECK_EQ_I64(pool_worker_stats_get(p, THREADS, &w), EINVAL);
+    CHECK_EQ_I64(pool_worker_stats_get(p, pool_worker_index_limit(p), &w), EINVAL);
     CHECK_EQ_I64(pool_worker_stats_get(p, 0, NULL), EINVAL);
     CHECK_EQ_I64(pool_stats_print(p, NULL), EINVAL);
 

@@ -17,14 +17,16 @@
 static char err[512];
 
 /* Per lane, what the counters can be compared with. */
+#define MAX_LANES 1024 /* worker and spare lanes: below pool_worker_index_limit */
+
 struct tally {
-    long wakeups[64]; /* sleep spans that ended, per worker lane */
+    long wakeups[MAX_LANES]; /* sleep spans that ended, per worker lane */
 };
 
 static int tally_event(void *ctx, const struct trace_event *ev) {
     struct tally *t = (struct tally *)ctx;
     if (ev->ph == 'E' && !ev->unclosed && !ev->orphan && strcmp(ev->name, "sleep") == 0 && ev->tid >= 0 &&
-        ev->tid < 64)
+        ev->tid < MAX_LANES)
         t->wakeups[ev->tid]++;
     return 0;
 }
@@ -107,7 +109,7 @@ static void test_real_run(const char *path) {
     const struct trace_lane *l;
     size_t len = 0;
     char *json;
-    int w;
+    int w, limit = pool_worker_index_limit(p);
     long injected = 0;
     double start = test_now();
 
@@ -120,13 +122,16 @@ static void test_real_run(const char *path) {
     trace_summary_print(&s, stdout);
     CHECK_EQ_I64(s.total.orphan_ends, 0); /* nothing overflowed */
     CHECK(s.ts_min >= 0 && s.ts_max <= (test_now() - start) * 1e6);
-    for (w = 0; w < 2; w++) {
+    /* The workers, and any spare a parked worker had started. */
+    CHECK(limit <= MAX_LANES);
+    for (w = 0; w < limit; w++) {
         char name[24];
+        CHECK(pool_worker_stats_get(p, w, &ws) == 0);
+        if (!ws.started) break;
         snprintf(name, sizeof name, "pool-%d", w);
         l = trace_lane_find(&s, 1, w);
         CHECK_MSG(l != NULL, "no lane for worker %d", w);
-        CHECK(pool_worker_stats_get(p, w, &ws) == 0);
-        if (!l || !ws.started) continue;
+        if (!l) continue;
         CHECK_MSG(strcmp(l->name, name) == 0, "worker %d is \"%s\"", w, l->name);
         CHECK_EQ_I64(l->jobs, ws.jobs_run);
         CHECK_EQ_I64(l->steals, ws.jobs_stolen);
@@ -140,7 +145,8 @@ static void test_real_run(const char *path) {
         if (l->tid >= 100000 && l->tid < 200000)
             CHECK_MSG(strcmp(l->name, "pool-blk-0") == 0, "%s", l->name); /* one blocking thread */
         if (l->tid >= 200000) CHECK_MSG(strncmp(l->name, "outside-", 8) == 0, "%s", l->name);
-        CHECK_MSG(l->tid >= 0 && (l->tid < 2 || l->tid == 100000 || (l->tid >= 200000 && l->tid < 200064)),
+        CHECK_MSG(l->tid >= 0 && (l->tid < limit || l->tid == 100000 ||
+                                  (l->tid >= 200000 && l->tid < 200064)),
                   "tid %lld", (long long)l->tid);
     }
     CHECK_EQ_I64(injected, st.jobs_injected);

@@ -1,0 +1,476 @@
+/* test_contract.c - contract bugs an outside test suite found, one part
+ * each, every part with the watchdog armed:
+ *
+ *  - a pool_blocking_job submitted again while still queued is refused
+ *    with EBUSY (it used to be linked to itself, run forever, and hang
+ *    pool_destroy);
+ *  - a blocking job that submits itself again from its own run: its wait
+ *    returns after the last run (the old code reset the reference count,
+ *    and the wait parked forever);
+ *  - a pool with no thread at all: pool_call(p, f) where f waits on a scope
+ *    whose task was spawned earlier completes, and so does pool_destroy's
+ *    drain of a task that waits on work queued before it (a helper used
+ *    to move the whole queue into a private list and park on work in it);
+ *  - pool_destroy(p) from a task run by a thread that helps because p has
+ *    no worker, and from a task that pool_destroy's drain runs: EDEADLK
+ *    (the first freed p under the running call, the second freed it twice);
+ *  - a thread start that failed once is retried while work waits that no
+ *    thread takes, although nothing else is posted and the only worker is
+ *    busy (the task used to wait for the busy worker);
+ *  - fairness: a task that keeps submitting itself again does not starve
+ *    a task posted from outside;
+ *  - pool_destroy(B) from a worker of A while B's tasks call into A;
+ *  - scopes: a task of s waiting on s (EDEADLK from pool_scope_wait_status,
+ *    an immediate return from pool_scope_wait, the real waiter unharmed);
+ *    two threads waiting on one scope at once both return when, and only
+ *    when, every task has finished;
+ *  - pool_stats_print to a stream whose buffered write fails at the flush
+ *    (/dev/full) returns the error.
+ *
+ * Thread creation goes through pool.h's private POOL__THREAD_CREATE hook:
+ * a pool made with NO_THREAD_STACK can start no worker, one made with
+ * RETRY_STACK fails the first start of its second worker once.
+ */
+#define POOL__THREAD_CREATE test_thread_create
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+
+#include "test.h"
+
+#ifdef TEST_BASELINE /* against a pool.h without it: the waits that matter */
+#define pool_scope_wait_status(s) ((s) ? (pool_scope_wait(s), 0) : EINVAL)
+#endif
+
+#define NO_THREAD_STACK ((size_t)1 << 20)
+#define RETRY_STACK (((size_t)1 << 20) + 65536)
+
+static atomic_int retry_failures; /* failed starts of a RETRY_STACK worker 1 */
+
+static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
+                              void *arg) {
+    if (fn == pool__worker_main && stack_size == NO_THREAD_STACK) return EAGAIN;
+    if (fn == pool__worker_main && stack_size == RETRY_STACK &&
+        ((pool__worker *)arg)->index == 1 && atomic_fetch_add(&retry_failures, 1) == 0)
+        return EAGAIN;
+    return pool__thread_create_native(t, stack_size, fn, arg);
+}
+
+static pool *pool_with(int threads, size_t stack, int max_blocking) {
+    pool *p = NULL;
+    pool_config cfg;
+    int rc;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = threads;
+    cfg.stack_size = stack;
+    cfg.max_blocking_threads = max_blocking;
+    if ((rc = pool_create(&p, &cfg)) != 0) {
+        fprintf(stderr, "pool_create failed: %d\n", rc);
+        exit(2);
+    }
+    return p;
+}
+
+static void wait_flag(atomic_int *flag, double seconds) {
+    double until = test_now() + seconds;
+    while (!atomic_load(flag) && test_now() < until) test_sleep_us(200);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Blocking jobs                                                            */
+/* ------------------------------------------------------------------------ */
+
+static atomic_int gate_open, gate_entered;
+
+static void gate_run(pool_task *t) {
+    (void)t;
+    atomic_store(&gate_entered, 1);
+    wait_flag(&gate_open, 10);
+}
+
+static atomic_int job_runs;
+
+static void count_job(pool_blocking_job *job) {
+    (void)job;
+    atomic_fetch_add(&job_runs, 1);
+}
+
+static void test_job_queued_twice(void) {
+    pool *p = pool_with(1, 0, 1);
+    pool_task gate = POOL_TASK_INIT(gate_run);
+    pool_blocking_job job = POOL_BLOCKING_JOB_INIT(count_job);
+    test_watchdog(30, "test_contract: blocking job submitted twice");
+    printf("  a blocking job submitted again while queued: EBUSY\n");
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_entered, 0);
+    atomic_store(&job_runs, 0);
+    CHECK(pool_submit_blocking(p, &gate) == 0); /* holds the only blocking thread */
+    wait_flag(&gate_entered, 10);
+    CHECK(pool_submit_blocking_job(p, &job) == 0);
+    CHECK_EQ_I64(pool_submit_blocking_job(p, &job), EBUSY);
+    atomic_store(&gate_open, 1);
+    CHECK_EQ_I64(pool_wait_blocking_job(&job), 0);
+    CHECK_EQ_I64(atomic_load(&job_runs), 1);
+    CHECK(pool_destroy(p) == 0);
+}
+
+typedef struct again_job {
+    pool_blocking_job job;
+    pool *p;
+    atomic_int runs;
+    int want;
+    atomic_int resubmit_failed;
+} again_job;
+
+static void again_run(pool_blocking_job *job) {
+    again_job *a = (again_job *)(void *)job;
+    test_sleep_us(1000);
+    if (atomic_fetch_add(&a->runs, 1) + 1 < a->want && pool_submit_blocking_job(a->p, job) != 0)
+        atomic_fetch_add(&a->resubmit_failed, 1);
+}
+
+static void test_job_resubmits_itself(void) {
+    pool *p = pool_with(2, 0, 0);
+    again_job a;
+    int round;
+    test_watchdog(30, "test_contract: blocking job submits itself again");
+    printf("  a blocking job that submits itself again from its run: the wait sees the last run\n");
+    for (round = 0; round < 2; round++) {
+        memset(&a, 0, sizeof a);
+        a.job.run = again_run;
+        a.p = p;
+        a.want = 4;
+        CHECK(pool_submit_blocking_job(p, &a.job) == 0);
+        if (round == 1) test_sleep_us(20000); /* wait after the runs, not during */
+        CHECK_EQ_I64(pool_wait_blocking_job(&a.job), 0);
+        CHECK_EQ_I64(atomic_load(&a.runs), 4);
+        CHECK_EQ_I64(atomic_load(&a.resubmit_failed), 0);
+        CHECK_EQ_I64(pool_wait_blocking_job(&a.job), EINVAL); /* waited for already */
+    }
+    CHECK(pool_destroy(p) == 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A pool with no thread                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct flag_task {
+    pool_task task;
+    atomic_int ran;
+    pool_scope *wait_on; /* if set, its run waits on this scope first */
+    pool *destroy;       /* if set, its run calls pool_destroy on it */
+    int destroy_rc;
+} flag_task;
+
+static void flag_run(pool_task *t) {
+    flag_task *f = (flag_task *)(void *)t;
+    if (f->wait_on) pool_scope_wait(f->wait_on);
+    if (f->destroy) f->destroy_rc = pool_destroy(f->destroy);
+    atomic_fetch_add(&f->ran, 1);
+}
+
+static void wait_scope(void *arg) { pool_scope_wait((pool_scope *)arg); }
+
+static pool *threadless;
+static int destroy_rc;
+
+static void destroy_threadless(void *arg) {
+    (void)arg;
+    destroy_rc = pool_destroy(threadless);
+}
+
+static void test_threadless(void) {
+    pool_scope s, s1, s2;
+    flag_task t, t1, t2, d;
+    test_watchdog(30, "test_contract: a pool with no thread");
+    printf("  no thread at all: a call that waits on earlier work, the drain, destroy from a task\n");
+    threadless = pool_with(2, NO_THREAD_STACK, 0);
+
+    /* pool_call(p, f), f waits on a scope whose task was spawned before. */
+    memset(&t, 0, sizeof t);
+    t.task.run = flag_run;
+    pool_scope_init(&s, threadless);
+    CHECK(pool_scope_spawn(&s, &t.task) == 0);
+    pool_call(threadless, wait_scope, &s);
+    CHECK_EQ_I64(atomic_load(&t.ran), 1);
+
+    /* pool_destroy from a task that this thread runs because the pool has
+       no worker: EDEADLK, and the pool still works afterwards. */
+    destroy_rc = -1;
+    pool_call(threadless, destroy_threadless, NULL);
+    CHECK_EQ_I64(destroy_rc, EDEADLK);
+
+    /* The drain: t1 (spawned last, so taken first) waits on s2, whose task
+       t2 was spawned before it; d, drained too, destroys the pool again. */
+    memset(&t1, 0, sizeof t1);
+    memset(&t2, 0, sizeof t2);
+    memset(&d, 0, sizeof d);
+    t1.task.run = t2.task.run = d.task.run = flag_run;
+    t1.wait_on = &s2;
+    d.destroy = threadless;
+    d.destroy_rc = -1;
+    pool_scope_init(&s1, threadless);
+    pool_scope_init(&s2, threadless);
+    CHECK(pool_scope_spawn(&s1, &d.task) == 0);
+    CHECK(pool_scope_spawn(&s2, &t2.task) == 0);
+    CHECK(pool_scope_spawn(&s1, &t1.task) == 0);
+    CHECK_EQ_I64(pool_destroy(threadless), 0);
+    CHECK_EQ_I64(atomic_load(&t1.ran), 1);
+    CHECK_EQ_I64(atomic_load(&t2.ran), 1);
+    CHECK_EQ_I64(atomic_load(&d.ran), 1);
+    CHECK_EQ_I64(d.destroy_rc, EDEADLK);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A failed thread start is retried while work waits                        */
+/* ------------------------------------------------------------------------ */
+
+static atomic_int long_started, quick_ran, quick_ran_during_long;
+
+static void long_run(pool_task *t) {
+    double until = test_now() + (test_under_valgrind() ? 60 : 5);
+    (void)t;
+    atomic_store(&long_started, 1);
+    /* The worker is busy with this task (blocked in it, so that valgrind,
+       which runs one thread at a time, schedules the others too). */
+    while (!atomic_load(&quick_ran) && test_now() < until) test_sleep_us(500);
+    if (atomic_load(&quick_ran)) atomic_store(&quick_ran_during_long, 1);
+}
+
+static void quick_run(pool_task *t) {
+    (void)t;
+    atomic_store(&quick_ran, 1);
+}
+
+static void test_retry(void) {
+    pool *p = pool_with(2, RETRY_STACK, 0);
+    pool_task long_task = POOL_TASK_INIT(long_run), quick = POOL_TASK_INIT(quick_run);
+    pool_stats s;
+    test_watchdog(120, "test_contract: retry of a failed thread start");
+    printf("  the second worker fails to start once; the first is busy: the queued task still runs\n");
+    CHECK(pool_submit(p, &long_task) == 0);
+    wait_flag(&long_started, 10);
+    CHECK(pool_submit(p, &quick) == 0);
+    wait_flag(&quick_ran, 10);
+    while (atomic_load(&long_started) && !atomic_load(&quick_ran_during_long) &&
+           atomic_load(&quick_ran) == 0)
+        test_sleep_us(1000);
+    pool_stats_get(p, &s);
+    CHECK(atomic_load(&retry_failures) >= 1);
+    CHECK_MSG(atomic_load(&quick_ran), "the queued task never ran");
+    CHECK(pool_destroy(p) == 0);
+    CHECK_MSG(atomic_load(&quick_ran_during_long),
+              "the queued task waited for the busy worker: the failed start was not retried");
+    CHECK(s.threads_failed >= 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fairness                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A bound that only a broken rule reaches (the watchdog ends it first). */
+#define FAIR_LIMIT 100000000
+
+static atomic_int outside_ran, outside_posted;
+static atomic_long self_runs, runs_when_posted, runs_when_ran;
+static pool *fair_pool;
+
+static void self_run(pool_task *t) {
+    long n = atomic_fetch_add(&self_runs, 1) + 1;
+    if (!atomic_load(&outside_ran) && n < FAIR_LIMIT) CHECK(pool_submit(fair_pool, t) == 0);
+}
+
+static void outside_run(pool_task *t) {
+    (void)t;
+    atomic_store(&runs_when_ran, atomic_load(&self_runs));
+    atomic_store(&outside_ran, 1);
+}
+
+static void test_fairness(void) {
+    pool_task self = POOL_TASK_INIT(self_run), outside = POOL_TASK_INIT(outside_run);
+    long between;
+    test_watchdog(60, "test_contract: fairness");
+    printf("  a task resubmitting itself on a 1-thread pool does not starve one posted from outside\n");
+    fair_pool = test_pool(1);
+    CHECK(pool_submit(fair_pool, &self) == 0);
+    while (atomic_load(&self_runs) < 1000) test_sleep_us(100);
+    atomic_store(&runs_when_posted, atomic_load(&self_runs));
+    CHECK(pool_submit(fair_pool, &outside) == 0);
+    atomic_store(&outside_posted, 1);
+    while (!atomic_load(&outside_ran) && atomic_load(&self_runs) < FAIR_LIMIT) test_sleep_us(100);
+    CHECK_MSG(atomic_load(&outside_ran), "the outside task never ran in %d runs of the other",
+              FAIR_LIMIT);
+    between = atomic_load(&runs_when_ran) - atomic_load(&runs_when_posted);
+    printf("    it ran after %ld runs of the resubmitting task\n", between);
+    /* The rule: the injector every 61 tasks; the posting thread's clock
+       read above may lag by a few. */
+    CHECK_MSG(between <= 61 + 8, "%ld runs before the outside task", between);
+    CHECK(pool_destroy(fair_pool) == 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* pool_destroy(B) from a worker of A while B's tasks call into A           */
+/* ------------------------------------------------------------------------ */
+
+static pool *pa, *pb;
+static atomic_int destroy_begun, g_runs;
+
+static void g_fn(void *arg) {
+    (void)arg;
+    atomic_fetch_add(&g_runs, 1);
+}
+
+static void b_task_run(pool_task *t) {
+    (void)t;
+    wait_flag(&destroy_begun, 10);
+    test_sleep_us(2000); /* the destroying worker is inside pool_destroy now */
+    pool_call(pa, g_fn, NULL);
+}
+
+static void destroy_b(void *arg) {
+    (void)arg;
+    atomic_store(&destroy_begun, 1);
+    destroy_rc = pool_destroy(pb);
+}
+
+static void test_destroy_other_from_worker(void) {
+    pool_task bt[4];
+    int i;
+    test_watchdog(30, "test_contract: pool_destroy(B) from a worker of A");
+    printf("  pool_destroy(B) on A's only worker while B's tasks call into A\n");
+    pa = test_pool(1);
+    pb = test_pool(1);
+    for (i = 0; i < 4; i++) {
+        bt[i] = (pool_task)POOL_TASK_INIT(b_task_run);
+        CHECK(pool_submit(pb, &bt[i]) == 0);
+    }
+    destroy_rc = -1;
+    pool_call(pa, destroy_b, NULL);
+    CHECK_EQ_I64(destroy_rc, 0);
+    CHECK_EQ_I64(atomic_load(&g_runs), 4);
+    CHECK(pool_destroy(pa) == 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scopes: a task waiting on its own scope, two waiters at once             */
+/* ------------------------------------------------------------------------ */
+
+#define SCOPE_TASKS 32
+
+typedef struct scoped {
+    pool_task task;
+    pool_scope *scope;
+    int self_wait;
+    int status;
+} scoped;
+
+static atomic_int scoped_done;
+
+static void scoped_run(pool_task *t) {
+    scoped *s = (scoped *)(void *)t;
+    if (s->self_wait) {
+        s->status = pool_scope_wait_status(s->scope);
+        pool_scope_wait(s->scope); /* returns at once: it cannot wait for itself */
+    }
+    test_sleep_us(2000);
+    atomic_fetch_add(&scoped_done, 1);
+}
+
+typedef struct waiter_arg {
+    pool_scope *scope;
+    int done_seen;
+    int status;
+} waiter_arg;
+
+static void *scope_waiter(void *arg) {
+    waiter_arg *w = (waiter_arg *)arg;
+    w->status = pool_scope_wait_status(w->scope);
+    w->done_seen = atomic_load(&scoped_done);
+    return NULL;
+}
+
+static void worker_waiter(void *arg) { scope_waiter(arg); }
+
+static void test_scope_waiters(void) {
+    pool *p = test_pool(2);
+    pool_scope s;
+    scoped tasks[SCOPE_TASKS];
+    waiter_arg wa[3];
+    pthread_t th[2];
+    int i, round;
+    test_watchdog(30, "test_contract: scope waiters");
+    printf("  a task waiting on its own scope; two and three waiters on one scope at once\n");
+    for (round = 0; round < 3; round++) {
+        atomic_store(&scoped_done, 0);
+        pool_scope_init(&s, p);
+        for (i = 0; i < SCOPE_TASKS; i++) {
+            memset(&tasks[i], 0, sizeof tasks[i]);
+            tasks[i].task.run = scoped_run;
+            tasks[i].scope = &s;
+            tasks[i].self_wait = round == 0 && i == 0;
+            CHECK(pool_scope_spawn(&s, &tasks[i].task) == 0);
+        }
+        memset(wa, 0, sizeof wa);
+        for (i = 0; i < 3; i++) wa[i].scope = &s, wa[i].status = -1;
+        if (round == 0) {
+            pool_scope_wait(&s);
+            CHECK_EQ_I64(atomic_load(&scoped_done), SCOPE_TASKS);
+            CHECK_EQ_I64(tasks[0].status, EDEADLK);
+            continue;
+        }
+        for (i = 0; i < 2; i++) pthread_create(&th[i], NULL, scope_waiter, &wa[i]);
+        if (round == 2) pool_call(p, worker_waiter, &wa[2]); /* a worker waits too */
+        for (i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        for (i = 0; i < (round == 2 ? 3 : 2); i++) {
+            CHECK_EQ_I64(wa[i].status, 0);
+            CHECK_EQ_I64(wa[i].done_seen, SCOPE_TASKS);
+        }
+        /* Reused after its waits: it starts afresh. */
+        CHECK_EQ_I64(pool_scope_wait_status(&s), 0);
+    }
+    CHECK_EQ_I64(pool_scope_wait_status(NULL), EINVAL);
+    CHECK(pool_destroy(p) == 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* pool_stats_print and a write error at the flush                          */
+/* ------------------------------------------------------------------------ */
+
+static void test_stats_print_full(void) {
+#if defined(__linux__)
+    pool *p = test_pool(1);
+    FILE *f = fopen("/dev/full", "w");
+    test_watchdog(30, "test_contract: pool_stats_print to /dev/full");
+    printf("  pool_stats_print to /dev/full: an error, not 0\n");
+    if (!f) {
+        printf("    (no /dev/full: skipped)\n");
+    } else {
+        int rc = pool_stats_print(p, f);
+        CHECK_MSG(rc != 0, "pool_stats_print returned %d", rc);
+        fclose(f);
+    }
+    CHECK(pool_destroy(p) == 0);
+#else
+    printf("  pool_stats_print to /dev/full: skipped (Linux only)\n");
+#endif
+}
+
+/* With an argument, only the part of that name runs. */
+int main(int argc, char **argv) {
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } parts[] = {{"job_queued_twice", test_job_queued_twice},
+                 {"job_resubmits_itself", test_job_resubmits_itself},
+                 {"threadless", test_threadless},
+                 {"retry", test_retry},
+                 {"fairness", test_fairness},
+                 {"destroy_other_from_worker", test_destroy_other_from_worker},
+                 {"scope_waiters", test_scope_waiters},
+                 {"stats_print_full", test_stats_print_full}};
+    size_t i;
+    test_watchdog(30, "test_contract");
+    printf("test_contract: contract bugs found from outside\n");
+    for (i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (argc < 2 || strcmp(argv[1], parts[i].name) == 0) parts[i].fn();
+    return test_finish("test_contract");
+}
