@@ -329,11 +329,9 @@ typedef struct pool__latch {
 
 struct pool_scope {
     pool *pool__pool;
-    size_t pool__pending;
+    size_t pool__pending;         /* unfinished tasks, plus a bit while nobody waits yet */
     pool__latch pool__done;
-    uint32_t pool__waiting;       /* a thread is inside the wait */
-    uint32_t pool__epoch;         /* bumped as each wait ends: a second waiter blocks on it */
-    uint32_t pool__origin_worker; /* 1 + the index of the worker that initialised it; 0: none */
+    const void *pool__origin;     /* the worker that initialised it, NULL: none */
     uint64_t pool__origin_run;    /* ... and the id of the run it was in then */
 };
 
@@ -1448,6 +1446,8 @@ typedef struct pool__worker {
     uint64_t run_current; /* the id of the innermost run under way; 0: none */
     uint32_t run_depth;   /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
     uint32_t ticks;       /* searches of the main loop, for its fairness rule */
+    uint32_t wait_depth;  /* waits nested on its stack */
+    const pool_scope *running_scope; /* the scope of the task it runs innermost */
     pool *home;           /* the pool this worker belongs to */
     int index;
     int cpu; /* pinned to; -1: not pinned. Set by the worker before its first task. */
@@ -1514,14 +1514,15 @@ struct pool {
     POOL__ALIGNED pool__injector injector;
 
     /* Workers [0, threads_started) have a thread: workers, then spares.
-       Written under spawn_lock. */
+       Written under spawn_lock. With `parked`, read on every join push:
+       rarely written, and kept apart from what is. */
     POOL__ALIGNED uint32_t threads_started;
     uint32_t parked;       /* workers parked in a wait (see the waiting section) */
     uint32_t closing;      /* pool_destroy has begun: no new submissions */
     uint32_t terminating;  /* workers leave once they find no work */
     uint32_t spawn_closed;
     uint32_t workers_gone; /* pool_destroy joined the workers: waiters run their own work */
-    uint64_t jobs_injected;
+    POOL__ALIGNED uint64_t jobs_injected;
     uint64_t threads_failed;
     uint64_t spawn_retry_ns; /* posters start no thread before this time */
     uint64_t outside_wait_depth_max; /* the deepest nesting of waits on p's outside waiters */
@@ -1930,10 +1931,15 @@ static void pool__notify_worker(pool__worker *w) {
 
 /* The threads p should have started: num_threads, and a spare for each
    worker parked in a wait (see the waiting section), up to max_workers.
-   Relaxed: a count that steers thread starts, a stale value costs one
-   start too many or one delayed to the next post. */
-POOL__INLINE uint32_t pool__threads_wanted(pool *p) {
-    uint32_t want = (uint32_t)p->num_threads + POOL__LOAD(&p->parked, POOL__RELAXED);
+   `mo` is relaxed on the join's fast path: a stale count there costs
+   parallelism for a moment, never a job, since the pusher pops its own
+   work. A poster that has just made work visible reads it seq_cst: with
+   the seq_cst increment in pool__park_begin and the parker's seq_cst look
+   at the injector, that is a store-load pair, so a poster and a worker
+   that parks at the same moment cannot both miss each other (the poster
+   sees the park and starts a spare, or the parker sees the work). */
+POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
+    uint32_t want = (uint32_t)p->num_threads + POOL__LOAD(&p->parked, mo);
     return want < p->max_workers ? want : p->max_workers;
 }
 
@@ -1954,7 +1960,7 @@ POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int que
     else if (awake_idle < n) to_wake = n - awake_idle;
     if (to_wake > sleeping) to_wake = sleeping;
     if (to_wake) woken = pool__wake_any(p, to_wake);
-    if (awake_idle + woken < n) pool__spawn(p, 0, pool__threads_wanted(p));
+    if (awake_idle + woken < n) pool__spawn(p, 0, pool__threads_wanted(p, POOL__SEQ_CST));
     return awake_idle;
 }
 
@@ -2003,7 +2009,7 @@ POOL__INLINE void pool__new_local_jobs(pool__worker *w, uint32_t n) {
     pool *p = w->home;
     uint64_t c = pool__jec_post(p);
     if (pool__sleeping_of(c) == 0 &&
-        POOL__LOAD(&p->threads_started, POOL__RELAXED) >= pool__threads_wanted(p))
+        POOL__LOAD(&p->threads_started, POOL__RELAXED) >= pool__threads_wanted(p, POOL__RELAXED))
         return;
     pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n);
 }
@@ -2088,30 +2094,36 @@ static void pool__no_work_found(pool__worker *w, pool__idle *idle) {
 /* ------------------------------------------------------------------------ */
 /* Latches: waiting for one job                                             */
 /*                                                                          */
-/* A latch is set once, by the thread that finished the job, and has one    */
-/* waiter, which polls it while it helps (see the waiting section) and      */
-/* blocks on its word when it parks. WAITING says that the waiter is        */
-/* blocked: only then does the setter make a system call to wake it.        */
+/* A latch is set once per round, by the thread that finished the job, and  */
+/* its waiters poll it while they help (see the waiting section) and block  */
+/* on its word when they park. The word holds two bits and a round number:  */
+/* DONE, set by the setter; WAITING, set by a waiter about to block, so     */
+/* that the setter makes a system call only when somebody sleeps; and from  */
+/* bit 2 up the round, which a scope bumps when it re-arms its latch for    */
+/* reuse (a job's latch stays in round 0).                                  */
 /* ------------------------------------------------------------------------ */
 
-enum { POOL__LATCH_UNSET = 0, POOL__LATCH_WAITING = 1, POOL__LATCH_DONE = 2 };
+#define POOL__LATCH_WAITING 1u
+#define POOL__LATCH_DONE 2u
+#define POOL__LATCH_ROUND 4u
 
-static void pool__latch_init(pool__latch *l) { l->state = POOL__LATCH_UNSET; }
+static void pool__latch_init(pool__latch *l) { l->state = 0; }
 
 /* Acquire pairs with the release in pool__latch_set: the job's effects are
    visible to the waiter. */
 static int pool__latch_is_done(pool__latch *l) {
-    return POOL__LOAD(&l->state, POOL__ACQUIRE) == POOL__LATCH_DONE;
+    return (POOL__LOAD(&l->state, POOL__ACQUIRE) & POOL__LATCH_DONE) != 0;
 }
 
-/* The moment the state becomes DONE the waiter may return and the latch
-   (on its stack) vanish, so nothing of it is touched afterwards but the
-   wake-up, which is harmless on a dead address: the kernel compares the
-   word (futex and its kin), or the bucket table only hashes the address.
-   Release: the job's effects happen before the waiter's acquire. */
+/* The moment DONE is set a waiter may return and the latch (on its stack)
+   vanish, so nothing of it is touched afterwards but the wake-up, which is
+   harmless on a dead address: the kernel compares the word (futex and its
+   kin), or the bucket table only hashes the address. Release: the job's
+   effects happen before a waiter's acquire. Every blocked waiter is woken
+   (a scope may have several, see pool_scope_wait_status). */
 static void pool__latch_set(pool__latch *l) {
-    if (POOL__XCHG(&l->state, POOL__LATCH_DONE, POOL__RELEASE) == POOL__LATCH_WAITING)
-        pool__wake_one(&l->state);
+    if (POOL__FETCH_OR(&l->state, POOL__LATCH_DONE, POOL__RELEASE) & POOL__LATCH_WAITING)
+        pool__wake_all(&l->state);
 }
 
 /* Returns 1 if l was done within `spins` rounds. */
@@ -2124,17 +2136,26 @@ static int pool__latch_spin(pool__latch *l, int spins) {
     return 0;
 }
 
-/* Blocks on l's word once; returns 1 if l is done (else the wake-up was
-   spurious). */
-static int pool__latch_park(pool__latch *l) {
-    uint32_t s = POOL__LATCH_UNSET;
-    /* Acquire on failure: DONE means the job's effects are visible. */
-    if (!POOL__CAS(&l->state, &s, POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE) &&
-        s == POOL__LATCH_DONE)
+/* Blocks on l's word once, in the round it was in at `round` (the word
+   without its two bits); returns 1 if that round is done or over, else 0
+   (the wake-up was spurious). */
+static int pool__latch_park_in(pool__latch *l, uint32_t round) {
+    /* Acquire: DONE means the job's effects are visible. */
+    uint32_t s = POOL__LOAD(&l->state, POOL__ACQUIRE);
+    if ((s & ~(POOL__LATCH_WAITING | POOL__LATCH_DONE)) != round || (s & POOL__LATCH_DONE))
         return 1;
+    if (!(s & POOL__LATCH_WAITING) &&
+        !POOL__CAS(&l->state, &s, s | POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE))
+        return 0; /* it changed under us: look again */
     POOL__CHAOS();
-    pool__wait(&l->state, POOL__LATCH_WAITING);
-    return pool__latch_is_done(l);
+    pool__wait(&l->state, s | POOL__LATCH_WAITING);
+    return 0;
+}
+
+/* Blocks on l's word once; returns 1 if l is done. */
+static int pool__latch_park(pool__latch *l) {
+    uint32_t round = POOL__LOAD(&l->state, POOL__RELAXED) & ~(POOL__LATCH_WAITING | POOL__LATCH_DONE);
+    return pool__latch_park_in(l, round) && pool__latch_is_done(l);
 }
 
 /* A function call packaged as a task, with a latch for its completion: the
@@ -2201,22 +2222,28 @@ static pool_scope *pool__unmark_queued(pool_task *t) {
     return scope;
 }
 
-/* The tasks a thread is running, innermost first: what pool_destroy and a
-   scope's wait look at to refuse a wait for themselves (EDEADLK). */
-typedef struct pool__running {
+/* What pool_destroy and a scope's wait look at to refuse a wait for
+   themselves (EDEADLK): the tasks this thread is running. A worker keeps
+   the scope of the task it runs innermost (`running_scope`, owner-private:
+   a task costs a store); any other thread that runs a pool's tasks (one
+   whose pool has no worker, pool_destroy's drain) links them in this
+   chain. */
+typedef struct pool__helping {
     const pool *pool;
     const pool_scope *scope;
-    const struct pool__running *outer;
-} pool__running;
+    const struct pool__helping *outer;
+} pool__helping;
 
-static POOL__THREAD_LOCAL const pool__running *pool__running_top;
+static POOL__THREAD_LOCAL const pool__helping *pool__helping_top;
 
-/* Whether this thread is inside a task of pool p, or of scope s. */
+/* Whether this thread is inside a task of pool p (as a thread that is not
+   its worker: p's workers are told by their home), or runs a task of
+   scope s innermost. */
 static int pool__inside_task_of(const pool *p, const pool_scope *s) {
-    const pool__running *r;
-    for (r = pool__running_top; r; r = r->outer)
+    const pool__helping *r;
+    for (r = pool__helping_top; r; r = r->outer)
         if ((p && r->pool == p) || (s && r->scope == s)) return 1;
-    return 0;
+    return s && pool__current && pool__current->running_scope == s;
 }
 
 /* w begins a run of task t (see "Which runs belong" in the waiting
@@ -2252,25 +2279,40 @@ static void pool__run_end(pool__worker *w, uint64_t outer) {
     w->run_current = outer;
 }
 
-/* Runs one task of p on worker w of p (NULL: any other thread). The task
-   may be freed or reused by its run function, so nothing is read after. */
-static void pool__execute(pool *p, pool__worker *w, pool_task *t) {
-    pool__running running;
+/* Runs task t, taken from a queue of w's pool, on worker w. The task may
+   be freed or reused by its run function, so nothing is read after. With
+   `new_run`, the task is a run of its own on w (see the waiting section);
+   a task of the scope w waits for, taken from its own deque, runs within
+   w's current run instead: nobody but w waits for it, and what it pushes
+   belongs to that run too. */
+POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     pool_scope *scope = pool__unmark_queued(t);
+    const pool_scope *outer_scope = w->running_scope;
     uint64_t outer_run = 0;
-    running.pool = p;
-    running.scope = scope;
-    running.outer = pool__running_top;
-    pool__running_top = &running;
-    if (w) {
-        POOL__COUNT(w->stats.jobs_run, 1);
-        outer_run = pool__run_begin(w, t, scope);
-    }
+    POOL__COUNT(w->stats.jobs_run, 1);
+    w->running_scope = scope;
+    if (new_run) outer_run = pool__run_begin(w, t, scope);
+    POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
+    t->run(t);
+    POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
+    if (new_run) pool__run_end(w, outer_run);
+    w->running_scope = outer_scope;
+    if (scope) pool__scope_task_done(scope);
+}
+
+/* Runs task t of pool p on a thread that is not p's worker: one whose pool
+   has no thread, or pool_destroy's drain. */
+static void pool__execute_helping(pool *p, pool_task *t) {
+    pool_scope *scope = pool__unmark_queued(t);
+    pool__helping helping;
+    helping.pool = p;
+    helping.scope = scope;
+    helping.outer = pool__helping_top;
+    pool__helping_top = &helping;
     POOL__TRACE(p, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
     POOL__TRACE(p, POOL__EV_JOB_END, 0);
-    if (w) pool__run_end(w, outer_run);
-    pool__running_top = running.outer;
+    pool__helping_top = helping.outer;
     if (scope) pool__scope_task_done(scope);
 }
 
@@ -2406,7 +2448,7 @@ static void pool__worker_loop(pool__worker *w) {
             }
             idle.woken = 0;
             if (moved) pool__new_moved_jobs(w, moved);
-            pool__execute(p, w, t);
+            pool__execute(w, t, 1);
             continue;
         }
         if (POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
@@ -2565,26 +2607,31 @@ typedef struct pool__awaited {
    the woken worker could run on.) */
 #define POOL__OUTSIDE_SPINS 1000
 
-/* Waits nested on this thread's stack, for pool_stats' wait_depth_max. */
-static POOL__THREAD_LOCAL uint32_t pool__wait_depth;
+/* Waits nested on the stack of a thread that is no pool's worker, for
+   pool_stats' wait_depth_max (a worker counts its own). */
+static POOL__THREAD_LOCAL uint32_t pool__outside_wait_depth;
 
 /* Counts a wait of w (a worker of any pool) or of another thread waiting
    on p (NULL: not recorded). */
-static void pool__wait_enter(pool__worker *w, pool *p) {
-    uint32_t depth = ++pool__wait_depth;
+POOL__INLINE void pool__wait_enter(pool__worker *w, pool *p) {
     if (w) {
+        uint32_t depth = ++w->wait_depth;
         /* Relaxed: a statistic only the owner writes. */
         if (depth > POOL__LOAD(&w->stats.wait_depth_max, POOL__RELAXED))
             POOL__STORE(&w->stats.wait_depth_max, depth, POOL__RELAXED);
-    } else if (p) {
-        uint64_t max = POOL__LOAD(&p->outside_wait_depth_max, POOL__RELAXED); /* a statistic */
-        while (depth > max && !POOL__CAS(&p->outside_wait_depth_max, &max, depth, POOL__RELAXED,
-                                         POOL__RELAXED))
+    } else {
+        uint32_t depth = ++pool__outside_wait_depth;
+        uint64_t max = p ? POOL__LOAD(&p->outside_wait_depth_max, POOL__RELAXED) : 0;
+        while (p && depth > max && /* a statistic */
+               !POOL__CAS(&p->outside_wait_depth_max, &max, depth, POOL__RELAXED, POOL__RELAXED))
             continue;
     }
 }
 
-static void pool__wait_leave(void) { --pool__wait_depth; }
+POOL__INLINE void pool__wait_leave(pool__worker *w) {
+    if (w) --w->wait_depth;
+    else --pool__outside_wait_depth;
+}
 
 /* Gives the chain first..last of n tasks, accepted earlier, to the pool:
    into the injector, where any worker's main loop finds them. */
@@ -2629,7 +2676,7 @@ static int pool__belongs(const pool_task *t, const pool__awaited *wt, const pool
     scope = pool__scope_of(t);
     if (!scope) return 0; /* detached */
     if (scope == wt->scope) return 1;
-    return scope->pool__origin_worker == (uint32_t)v->index + 1 && scope->pool__origin_run >= run;
+    return scope->pool__origin == v && scope->pool__origin_run >= run;
 }
 
 /* A task of a run that is part of what wt waits for (see "Which runs
@@ -2677,8 +2724,9 @@ static pool_task *pool__leapfrog(pool__worker *w, const pool__awaited *wt) {
 static void pool__park_begin(pool__worker *w) {
     pool *p = w->home;
     int64_t left = pool__deque_len(&w->deque);
-    /* Relaxed: see pool__threads_wanted. */
-    POOL__FETCH_ADD(&p->parked, 1, POOL__RELAXED);
+    /* seq_cst: the parker's half of the pair in pool__threads_wanted; the
+       injector load in pool__work_visible is the other. */
+    POOL__FETCH_ADD(&p->parked, 1, POOL__SEQ_CST);
     POOL__STORE(&w->stats.waits_parked, w->stats.waits_parked + 1, POOL__RELAXED); /* a statistic */
     if (left > 0)
         pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left);
@@ -2687,7 +2735,8 @@ static void pool__park_begin(pool__worker *w) {
 }
 
 static void pool__park_end(pool__worker *w) {
-    POOL__FETCH_SUB(&w->home->parked, 1, POOL__RELAXED); /* see pool__park_begin */
+    /* Relaxed: a stale count afterwards only starts a thread too many. */
+    POOL__FETCH_SUB(&w->home->parked, 1, POOL__RELAXED);
 }
 
 /* Blocks until `done` is set; w (a worker of any pool, or NULL) stands in
@@ -2731,12 +2780,13 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
     pool__wait_enter(w, wt->pool);
     while (!pool__latch_is_done(wt->done)) {
         pool_task *t = pool__own_work(w, wt);
-        if (!t) t = pool__leapfrog(w, wt);
+        int stolen = 0;
+        if (!t && (t = pool__leapfrog(w, wt)) != NULL) stolen = 1;
         if (!t && rounds == POOL__WAIT_ROUNDS && wt->scope &&
             pool__injector_has_work(&wt->pool->injector))
             t = pool__take_own(wt->pool, wt);
         if (t) {
-            pool__execute(wt->pool, w, t);
+            pool__execute(w, t, stolen);
             rounds = 0;
         } else if (rounds++ < POOL__WAIT_ROUNDS) {
             pool__yield();
@@ -2744,7 +2794,7 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
             pool__park(w, wt->done);
         }
     }
-    pool__wait_leave();
+    pool__wait_leave(w);
 }
 
 /* Whether p's threads will run nothing that is queued: none could be
@@ -2759,26 +2809,27 @@ static int pool__runs_nothing(pool *p) {
    for work of wt->pool. With `spin`, an awake worker took the job. */
 static void pool__wait_elsewhere(pool__worker *w, const pool__awaited *wt, int spin) {
     pool *p = wt->pool;
+    int tried_spawn = 0;
     pool__wait_enter(w, p);
     if (!spin || !pool__latch_spin(wt->done, POOL__OUTSIDE_SPINS)) {
         while (!pool__latch_is_done(wt->done)) {
             if (pool__runs_nothing(p)) {
                 pool_task *t;
-                /* No thread yet: try to start one, waiting for a start
-                   already under way. Once one exists it stays until
-                   pool_destroy, which runs what is left itself. */
-                if (!POOL__LOAD(&p->workers_gone, POOL__ACQUIRE) &&
+                /* No thread yet: try to start one (once per wait), waiting
+                   for a start already under way. Once one exists it stays
+                   until pool_destroy, which runs what is left itself. */
+                if (!tried_spawn++ && !POOL__LOAD(&p->workers_gone, POOL__ACQUIRE) &&
                     pool__spawn(p, 1, (uint32_t)p->num_threads) > 0)
                     continue;
                 if ((t = pool__take_own(p, wt)) != NULL) {
-                    pool__execute(p, NULL, t);
+                    pool__execute_helping(p, t);
                     continue;
                 }
             }
             pool__park(w, wt->done);
         }
     }
-    pool__wait_leave();
+    pool__wait_leave(w);
 }
 
 /* A join's second half was stolen: w waits for it. */
@@ -2814,7 +2865,7 @@ static void pool__wait_join(pool__worker *w, pool__call_job *job) {
 
 static int pool__short_of_threads(pool *p) {
     /* Relaxed: a hint; pool__spawn decides under its lock. */
-    return POOL__LOAD(&p->threads_started, POOL__RELAXED) < pool__threads_wanted(p) &&
+    return POOL__LOAD(&p->threads_started, POOL__RELAXED) < pool__threads_wanted(p, POOL__RELAXED) &&
            pool__work_visible(p);
 }
 
@@ -2837,7 +2888,7 @@ static POOL__THREAD_PROC(pool__monitor_main) {
         if (!pool__cond_wait_until(&m->wake, &m->lock, next)) continue;
         m->retry = 0, next = 0;
         pool__mutex_unlock(&m->lock);
-        if (pool__short_of_threads(p)) pool__spawn(p, 1, pool__threads_wanted(p));
+        if (pool__short_of_threads(p)) pool__spawn(p, 1, pool__threads_wanted(p, POOL__RELAXED));
         pool__mutex_lock(&m->lock);
         if (m->retry && backoff < POOL__RETRY_MAX_NS) backoff *= 2;
     }
@@ -3088,7 +3139,7 @@ static int pool__destroy(pool *p, int skip_optional) {
        could be started, runs here, one task at a time: a task that waits
        runs its own work itself (release: its waits see workers_gone). */
     POOL__STORE(&p->workers_gone, 1, POOL__RELEASE);
-    while ((t = pool__take_own(p, NULL)) != NULL) pool__execute(p, NULL, t);
+    while ((t = pool__take_own(p, NULL)) != NULL) pool__execute_helping(p, t);
     for (i = 0; i < started; i++) pool__worker_free(p, p->workers[i]);
     pool__sync_free(p);
     pool__blocking_free(&p->blocking);
@@ -3311,22 +3362,29 @@ static int pool__post(pool *p, pool_task *t) {
     return pool__inject(p, t, t, 1, 0, NULL);
 }
 
-/* A scope counts its unfinished tasks plus one reference held by the
-   waiter until it calls pool_scope_wait; whoever brings the count to zero
-   sets the latch. A task that spawns into the scope holds a count itself
-   while it runs, so the count cannot reach zero under a spawn. The scope
-   remembers the worker and run it was made in, which tells waiters that
-   its tasks descend from that run (see the waiting section). */
+/* A scope counts its unfinished tasks plus a reference held until its
+   waiter comes (POOL__SCOPE_UNWAITED, a high bit), and whoever brings the
+   count to zero sets the latch. A task that spawns into the scope holds a
+   count itself while it runs, so the count cannot reach zero under a
+   spawn. The waiter takes the reference away with a CAS that succeeds only
+   while it is there, so of two threads that wait at once exactly one does:
+   the other only blocks on the latch until that wait ends (a latch wakes
+   all its waiters). The waiter then re-arms the scope for reuse, latch
+   first (into a new round, which tells late waiters of the old one that it
+   is over), then the reference, with plain stores: a single waiter costs
+   one read-modify-write, as it always did. The scope also remembers the
+   worker and run it was made in, which tells waiters that its tasks
+   descend from that run (see the waiting section). */
+#define POOL__SCOPE_UNWAITED ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 2))
+
 POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     pool__worker *w;
     if (!s) return;
     s->pool__pool = pool__resolve(p);
-    s->pool__pending = 1;
+    s->pool__pending = POOL__SCOPE_UNWAITED;
     pool__latch_init(&s->pool__done);
-    s->pool__waiting = 0;
-    s->pool__epoch = 0;
     w = pool__current;
-    s->pool__origin_worker = w && w->home == s->pool__pool ? (uint32_t)w->index + 1 : 0;
+    s->pool__origin = w;
     s->pool__origin_run = w ? w->run_current : 0;
 }
 
@@ -3346,8 +3404,9 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     }
     if (pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__mark_queued(t, s) != 0) return EBUSY;
-    /* Relaxed: the spawner holds a count, so this cannot race with the
-       final decrement; the task itself is published by pool__post. */
+    /* Relaxed: the spawner holds a count (or the reference is there), so
+       this cannot race with the final decrement; the task itself is
+       published by pool__post. */
     POOL__FETCH_ADD(&s->pool__pending, 1, POOL__RELAXED);
     rc = pool__post(s->pool__pool, t);
     if (rc) {
@@ -3357,65 +3416,41 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     return rc;
 }
 
-/* One thread at a time waits for a scope: pool__waiting's bit 0 says a
-   wait is under way, bit 1 that other threads are blocked on pool__epoch
-   until it ends. The waiter drops its reference and waits for the latch;
-   then it re-arms the scope for reuse, clears pool__waiting, and bumps the
-   epoch, waking the others only if bit 1 was set (no system call for the
-   usual single waiter). A second thread reads the epoch, then sets bit 1
-   with a CAS that succeeds only while the wait is under way, so the bump
-   it waits for comes after its read. */
-#define POOL__SCOPE_WAITING 1u
-#define POOL__SCOPE_BLOCKED 2u
-
-/* Another thread waits for s: block until that wait has ended. Returns 0
-   if it did, or 1 if no wait was under way after all (try to be the one). */
-static int pool__scope_wait_other(pool_scope *s) {
-    /* Acquire: pairs with the release bump in pool__scope_wait_end. */
-    uint32_t epoch = POOL__LOAD(&s->pool__epoch, POOL__ACQUIRE);
-    uint32_t state = POOL__LOAD(&s->pool__waiting, POOL__RELAXED); /* the CAS decides */
+/* Another thread is waiting for s: block until the round of the latch that
+   it waits in is done, or over. */
+static void pool__scope_wait_other(pool_scope *s) {
+    /* Acquire: pairs with the re-arming release in pool_scope_wait_status. */
+    uint32_t round = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE) &
+                     ~(POOL__LATCH_WAITING | POOL__LATCH_DONE);
     pool__worker *w = pool__current;
-    if (!(state & POOL__SCOPE_WAITING) ||
-        !POOL__CAS(&s->pool__waiting, &state, state | POOL__SCOPE_BLOCKED, POOL__RELAXED,
-                   POOL__RELAXED))
-        return 1;
     if (w) pool__park_begin(w);
-    while (POOL__LOAD(&s->pool__epoch, POOL__ACQUIRE) == epoch) pool__wait(&s->pool__epoch, epoch);
+    while (!pool__latch_park_in(&s->pool__done, round)) continue;
     if (w) pool__park_end(w);
-    return 0;
 }
 
-static void pool__scope_wait_end(pool_scope *s) {
-    uint32_t state;
-    /* Re-armed before the next waiter may enter (the release below). */
-    POOL__STORE(&s->pool__pending, 1, POOL__RELAXED);
-    pool__latch_init(&s->pool__done);
-    /* Release: the next waiter's acquire CAS sees the re-armed scope. */
-    state = POOL__XCHG(&s->pool__waiting, 0, POOL__RELEASE);
-    /* Release: a blocked waiter's acquire load sees the tasks' effects. */
-    POOL__FETCH_ADD(&s->pool__epoch, 1, POOL__RELEASE);
-    if (state & POOL__SCOPE_BLOCKED) pool__wake_all(&s->pool__epoch);
-}
-
-POOL__IMPL int pool_scope_wait_status(pool_scope *s) {
+POOL__INLINE int pool__scope_wait(pool_scope *s) {
     pool *p;
     pool__awaited wt;
-    uint32_t idle = 0;
+    size_t pending;
+    uint32_t round;
     if (!s) return EINVAL;
     if (!(p = s->pool__pool)) return 0; /* every task ran when it was spawned */
     if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
-        s->pool__pending = 1;
+        s->pool__pending = POOL__SCOPE_UNWAITED;
         return 0;
     }
     if (pool__inside_task_of(NULL, s)) return EDEADLK; /* it would wait for itself */
-    /* Acquire: pairs with the release in pool__scope_wait_end. */
-    while (!POOL__CAS(&s->pool__waiting, &idle, POOL__SCOPE_WAITING, POOL__ACQUIRE,
-                      POOL__RELAXED)) {
-        if (pool__scope_wait_other(s) == 0) return 0;
-        idle = 0;
-    }
-    /* Drop the waiter's reference; acq_rel as in pool__scope_task_done. */
-    if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) != 1) {
+    /* acq_rel, as in pool__scope_task_done; the acquire also pairs with the
+       release that re-armed the scope. */
+    pending = POOL__LOAD(&s->pool__pending, POOL__RELAXED); /* the CAS decides */
+    do {
+        if (!(pending & POOL__SCOPE_UNWAITED)) { /* another thread is waiting */
+            pool__scope_wait_other(s);
+            return 0;
+        }
+    } while (!POOL__CAS(&s->pool__pending, &pending, pending - POOL__SCOPE_UNWAITED,
+                        POOL__ACQ_REL, POOL__RELAXED));
+    if (pending != POOL__SCOPE_UNWAITED) { /* tasks are unfinished */
         pool__worker *w = pool__current;
         wt.done = &s->pool__done;
         wt.pool = p;
@@ -3426,11 +3461,18 @@ POOL__IMPL int pool_scope_wait_status(pool_scope *s) {
         if (w && w->home == p) pool__wait_in_pool(w, &wt);
         else pool__wait_elsewhere(w, &wt, 1);
     }
-    pool__scope_wait_end(s);
+    /* Re-arm: the latch into its next round (releasing the waiters of this
+       one that have not looked yet), then the reference (release: the next
+       waiter's CAS sees the new round). Nobody else writes either now. */
+    round = POOL__LOAD(&s->pool__done.state, POOL__RELAXED) & ~(POOL__LATCH_WAITING | POOL__LATCH_DONE);
+    POOL__STORE(&s->pool__done.state, round + POOL__LATCH_ROUND, POOL__RELEASE);
+    POOL__STORE(&s->pool__pending, POOL__SCOPE_UNWAITED, POOL__RELEASE);
     return 0;
 }
 
-POOL__IMPL void pool_scope_wait(pool_scope *s) { (void)pool_scope_wait_status(s); }
+POOL__IMPL int pool_scope_wait_status(pool_scope *s) { return pool__scope_wait(s); }
+
+POOL__IMPL void pool_scope_wait(pool_scope *s) { (void)pool__scope_wait(s); }
 
 POOL__IMPL int pool_submit(pool *p, pool_task *t) { return pool_submit_batch(p, &t, 1); }
 
@@ -4060,9 +4102,10 @@ POOL__IMPL int pool_wait_blocking_job(pool_blocking_job *job) {
            needs. A worker parks too, with a spare standing in for it (see
            the waiting section). The job's pool may be destroyed while we
            wait, so an outside wait is not counted in its statistics. */
-        pool__wait_enter(pool__current, NULL);
-        pool__park(pool__current, &job->pool__done);
-        pool__wait_leave();
+        pool__worker *w = pool__current;
+        pool__wait_enter(w, NULL);
+        pool__park(w, &job->pool__done);
+        pool__wait_leave(w);
     }
     status = POOL__LOAD(&job->pool__status, POOL__RELAXED); /* the latch's acquire orders it */
     POOL__STORE(&job->pool__pool, NULL, POOL__RELAXED); /* waited for: a second wait is EINVAL */

@@ -1,14 +1,18 @@
 #!/bin/sh
-# tests/model/check.sh [exhaustive|bitstate] - model-checks the sleep
-# protocol (tests/model/sleep.pml) with spin, 3 workers and 2 posters.
+# tests/model/check.sh [exhaustive|bitstate] - model-checks with spin the
+# sleep protocol (tests/model/sleep.pml, 3 workers and 2 posters) and a
+# worker parked in a wait with the spare that stands in for it
+# (tests/model/park.pml).
 #
-#   exhaustive  (make model) every state: about 80 million, 2 minutes and
-#               4.2 GB of memory here
-#   bitstate    (CI) the same search with bitstate hashing: 99.9% of the
-#               states in 260 MB and under a minute, not a proof
+#   exhaustive  (make model) every state: about 80 million for the sleep
+#               protocol (2 minutes and 4.2 GB of memory here), 60 million
+#               for a 2-thread pool with a parked worker
+#   bitstate    (CI) the same searches with bitstate hashing: 99.9% of the
+#               states in 260 MB and under a minute each, not a proof; the
+#               1-thread park model exhaustively (under a million states)
 #
-# First it checks that spin finds the lost wake-up planted by -DBROKEN, so
-# that a passing check means something. Installs spin with apt-get if it is
+# First it checks that spin finds each planted bug (-DBROKEN...), so that a
+# passing check means something. Installs spin with apt-get if it is
 # missing. Ends with the line "N passed, N failed".
 MODE=${1:-exhaustive}
 cd "$(dirname "$0")" || exit 2
@@ -16,15 +20,15 @@ sh ../need.sh spin spin || { echo "0 passed, 1 failed"; exit 1; }
 CC=${CC:-cc}
 WORK=$(mktemp -d) || exit 2
 trap 'rm -rf "$WORK"' EXIT
-cp sleep.pml "$WORK/" && cd "$WORK" || exit 2
+cp sleep.pml park.pml "$WORK/" && cd "$WORK" || exit 2
 passed=0
 failed=0
 
-# verify NAME EXPECT SPIN_DEFINES CC_DEFINES PAN_OPTIONS: EXPECT is the
-# number of errors pan must report.
+# verify NAME EXPECT SPIN_DEFINES CC_DEFINES PAN_OPTIONS [MODEL]: EXPECT is
+# the number of errors pan must report; MODEL defaults to sleep.pml.
 verify() {
     name=$1 expect=$2
-    spin $3 -a sleep.pml >/dev/null && $CC -O2 -DSAFETY $4 -o pan pan.c || {
+    spin $3 -a "${6:-sleep.pml}" >/dev/null && $CC -O2 -DSAFETY $4 -o pan pan.c || {
         echo "FAIL $name (could not build the verifier)"
         failed=$((failed + 1))
         return
@@ -44,14 +48,24 @@ verify() {
 
 verify "planted lost wake-up is found (2 workers, 1 poster, 2 jobs)" 1 \
     "-DBROKEN -DWORKERS=2 -DPOSTERS=1 -DJOBS=2" "" ""
+verify "planted parker that ignores the queue is found (1 thread, 2 posters)" 1 \
+    "-DBROKEN" "" "" park.pml
+verify "planted posters that ignore the park are found (1 thread, 2 posters)" 1 \
+    "-DBROKEN_POSTER" "" "" park.pml
+verify "a parked worker's stand-in, every state (1 thread and 1 spare, 2 posters)" 0 \
+    "-DNUM_THREADS=1 -DMAX_WORKERS=2 -DPOSTERS=2" "" "" park.pml
 case $MODE in
 exhaustive)
     verify "sleep protocol, every state (3 workers, 2 posters)" 0 \
         "-DWORKERS=3 -DPOSTERS=2 -DJOBS=1" "-DCOLLAPSE -DMEMLIM=8000" ""
+    verify "a parked worker's stand-in, every state (2 threads and 1 spare, 2 posters)" 0 \
+        "-DNUM_THREADS=2 -DMAX_WORKERS=3 -DPOSTERS=2" "-DCOLLAPSE -DMEMLIM=8000" "" park.pml
     ;;
 bitstate)
     verify "sleep protocol, bitstate search (3 workers, 2 posters)" 0 \
         "-DWORKERS=3 -DPOSTERS=2 -DJOBS=1" "-DBITSTATE" "-w31"
+    verify "a parked worker's stand-in, bitstate search (2 threads and 1 spare, 2 posters)" 0 \
+        "-DNUM_THREADS=2 -DMAX_WORKERS=3 -DPOSTERS=2" "-DBITSTATE" "-w31" park.pml
     ;;
 *)
     echo "check.sh: mode must be exhaustive or bitstate" >&2
