@@ -1,4 +1,4 @@
-/* pool.h - v0.2.0 - a work-stealing thread pool for C and C++ in one header
+/* pool.h - v0.3.0 - a work-stealing thread pool for C and C++ in one header
 
    Do this in *one* C or C++ file of your project:
 
@@ -49,8 +49,24 @@
    Every one of these may be called from any thread: a worker of the same
    pool (the work goes to that worker's own deque), a thread outside every
    pool (the work is injected and the caller blocks without spinning), or
-   a worker of another pool (the caller keeps running its own pool's work
-   while it waits, so pools may call into each other without deadlock).
+   a worker of another pool (it blocks too, and its own pool starts a
+   spare thread for its queued work meanwhile, so pools may call into each
+   other without deadlock).
+
+   WAITING
+
+   A worker that waits (for a stolen join half, a scope, a call into
+   another pool, a blocking job) runs only work that belongs to what it
+   waits for: its own join half, its scope's tasks, and what the worker
+   running part of it pushed (it steals back from its thief). So waits
+   nest as deep as the program nests, never by the amount of work, and a
+   task cannot be picked up on top of a wait it would deadlock with. With
+   nothing of its own left, the worker parks, and while work is queued
+   that nobody can take its pool starts a spare thread: a worker like any
+   other, with an index from num_threads up (below
+   pool_worker_index_limit), which sleeps when idle and stays, at most
+   max_spare_threads of them. The implementation's waiting section has
+   the rule and the argument.
 
    A pool_task is intrusive: you embed it in your own struct, set `run`,
    and recover your struct in `run` with offsetof. The pool never copies
@@ -80,12 +96,16 @@
                                         on pool_destroy_fast
      pool_submit_blocking_job(p, job)   a pool_blocking_job: set `run`, and
                                         optionally `on_cancel`, `mandatory`
+                                        (made with POOL_BLOCKING_JOB_INIT or
+                                        zeroed). Submitted again before its
+                                        wait, from its run or after a run
+                                        nobody waited for, it adds a run.
      pool_wait_blocking_job(job)        waits for it: 0 if it ran, ECANCELED
                                         if a fast shutdown skipped it. A
-                                        worker that waits runs fork-join
-                                        work meanwhile. Wait at most once
-                                        per submission; waiting after the
-                                        pool was destroyed is fine.
+                                        worker that waits parks (see
+                                        WAITING). Wait once per submission
+                                        (and its added runs); waiting after
+                                        the pool was destroyed is fine.
      pool_destroy_fast(p)               pool_destroy, except that queued
                                         jobs not marked mandatory are
                                         skipped: on_cancel is called (on the
@@ -103,17 +123,24 @@
 
    Functions that can fail return 0 or an errno value and never print or
    abort on bad input:
-     EINVAL     NULL out-pointer, task or task function; num_threads < 0
-                or > 65535; a stack_size the system refuses; a CPU list
-                with a count < 0, NULL with a count, or a CPU outside
-                0..1023; a worker index out of range; pool_destroy(NULL)
+     EINVAL     NULL out-pointer, task or task function; num_threads or
+                max_spare_threads < 0 or > 65535; a stack_size the system
+                refuses (pool_create starts a thread with it to find out);
+                a CPU list with a count < 0, NULL with a count, or a CPU
+                outside 0..1023; a worker index out of range;
+                pool_destroy(NULL); pool_scope_wait_status(NULL)
      ENOMEM     pool_create could not allocate
-     EDEADLK    pool_destroy called from a task running on that pool
-                (a worker's or a blocking thread's)
+     EDEADLK    pool_destroy called from inside a task of that pool,
+                whatever thread runs it; pool_scope_wait_status called
+                from the task of that scope that the thread runs
      ECANCELED  a submission to a pool whose destroy has begun; a job
                 that pool_destroy_fast skipped
-     EBUSY      a task submitted again while still queued from an earlier
-                submission (pool_submit, _batch, _scope_spawn, _blocking)
+     EBUSY      a task or job submitted again while still queued from an
+                earlier submission (pool_submit, _batch, _scope_spawn,
+                _blocking, _blocking_job); a job in flight on another
+                pool. A task or job must be made with its initialiser
+                (POOL_TASK_INIT, POOL_BLOCKING_JOB_INIT) or zeroed: left-
+                over private fields may read as queued
      EAGAIN     pool_submit(_batch) to a pool with no worker thread, or a
                 blocking submission with no blocking thread, when none
                 could be started: the task was not taken
@@ -121,8 +148,8 @@
                 before the fork, its pool_destroy, and the wait for a
                 blocking job submitted before it and not finished then
      ENOTSUP    pool_trace_write without POOL_TRACE
-     EIO, ...   pool_stats_print and pool_trace_write: a write error, or
-                the errno of fopen
+     EIO, ...   pool_stats_print and pool_trace_write: a write error (at
+                the flush too), or the errno of fopen
    pool_destroy(p) may run while p's own tasks call into p (their
    submissions then fail with ECANCELED, their joins and calls complete);
    every other thread must have returned from its calls on p first, as
@@ -145,6 +172,7 @@
      max_blocking_threads    blocking threads at most; 0: 512
      blocking_keep_alive_ms  an idle blocking thread exits after this;
                       0: 10000
+     max_spare_threads       spare threads at most (see WAITING); 0: 256
      cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
                       copied). Linux and Windows (CPUs 0-63 of the
                       thread's processor group); elsewhere, and for a CPU
@@ -153,6 +181,10 @@
                       threads are never pinned.
 
    LOOKING INSIDE
+     pool_worker_index()              the calling thread's index in its
+                      pool: a worker's is below num_threads, a spare's
+                      from there up to pool_worker_index_limit(p); -1 on
+                      other threads. Size per-thread arrays by the limit.
      pool_stats_get(p, &s)            totals (see struct pool_stats)
      pool_worker_stats_get(p, i, &w)  worker i's counters and pinned CPU
      pool_stats_print(p, stderr)      both, formatted for a terminal
@@ -224,7 +256,7 @@
 #include <stdio.h>
 
 #define POOL_VERSION_MAJOR 0
-#define POOL_VERSION_MINOR 2
+#define POOL_VERSION_MINOR 3
 #define POOL_VERSION_PATCH 0
 
 #ifndef POOL_DEF
@@ -4155,6 +4187,13 @@ static void pool__blocking_shutdown(pool *p, int skip_optional) {
 /*
 ------------------------------------------------------------------------------
 VERSION HISTORY
+  0.3.0  the waiting rule: a waiter runs only work that belongs to what it
+         waits for (leapfrogging), parks otherwise, and its pool starts
+         spare threads for queued work (max_spare_threads,
+         pool_worker_index_limit, wait statistics); a monitor thread
+         retries failed thread starts; pool_scope_wait_status; blocking
+         jobs refuse a second queueing and may submit themselves again;
+         fairness toward injected work; stack_size probed at create
   0.2.0  per-worker stats and pool_stats_print; POOL_TRACE and
          pool_trace_write; CPU pinning; cgroup-aware default size; fork
          safety; native Windows threads and WaitOnAddress; FreeBSD

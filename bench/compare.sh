@@ -13,13 +13,16 @@ cd "$(dirname "$0")/.." || exit 1
 REV=${1:?usage: sh bench/compare.sh REV [RUNS]}
 RUNS=${2:-9}
 CC=${CC:-cc}
-BENCHES=${BENCHES:-"fib call_tree wake idle nqueens utree quicksort sum submit trickle blocking"}
+# `make bench`'s list, from bench/run.sh; a program that REV lacks runs new only.
+BENCHES=${BENCHES:-$(sed -n 's/^BENCHES="\(.*\)"$/\1/p' bench/run.sh)}
 OUT=build/compare
 rm -rf "$OUT" && mkdir -p "$OUT/old" "$OUT/bin" || exit 1
 git archive "$REV" pool.h bench | tar -x -C "$OUT/old" || exit 1
 for b in $BENCHES; do
-    $CC -O2 -pthread -o "$OUT/bin/$b.old" "$OUT/old/bench/$b.c" &&
-        $CC -O2 -pthread -o "$OUT/bin/$b.new" "bench/$b.c" || exit 1
+    $CC -O2 -pthread -o "$OUT/bin/$b.new" "bench/$b.c" || exit 1
+    if [ -f "$OUT/old/bench/$b.c" ]; then
+        $CC -O2 -pthread -o "$OUT/bin/$b.old" "$OUT/old/bench/$b.c" || exit 1
+    fi
 done
 
 # Each benchmark's median figures as "name<TAB>value" lines.
@@ -43,6 +46,8 @@ extract() {
     bench == "trickle" && /^burst/ { n++; v = num_after($0, "done in"); print bench ": burst " n " (ms)\t" v }
     bench == "blocking" && /^pool\.h blocking/ { print bench ": " label($0) " round trip (us)\t" num_after($0, "round trip median") }
     bench == "sum" && /^tiny loop/ { print bench ": tiny loop parallel_for (ns)\t" num_after($0, "parallel_for") }
+    bench == "wait_busy" && /^(call|blocking|spin) / { print bench ": waiting by " $1 " (CPUs busy)\t" $2 }
+    bench == "stack" && /^pool_join, taken back/ { print bench ": pool_join level (bytes)\t" num_after($0, "back") }
     bench ~ /^(nqueens|utree|quicksort|sum|submit)$/ && / median / && !/^(plain|direct)/ {
         print bench ": " label($0) " (ms)\t" num_after($0, " median ") }
     '
@@ -53,6 +58,7 @@ while [ "$i" -lt "$RUNS" ]; do
     i=$((i + 1))
     for b in $BENCHES; do
         for v in old new; do
+            [ -x "$OUT/bin/$b.$v" ] || continue
             "$OUT/bin/$b.$v" >"$OUT/run.txt" 2>&1 || echo "bench/compare.sh: $b ($v) failed in run $i" >&2
             extract "$b" <"$OUT/run.txt" | sed "s/^/$v	/" >>"$OUT/figures.tsv"
         done
@@ -73,6 +79,7 @@ END {
     printf "%-62s %12s %12s %8s\n", "figure (median over runs)", "old", "new", "new/old"
     for (k = 1; k <= names; k++) {
         o = median(vals["old", name[k]]); nw = median(vals["new", name[k]])
-        printf "%-62s %12.3f %12.3f %8.3f\n", name[k], o, nw, (o > 0 ? nw / o : 0)
+        if (vals["old", name[k]] == "") printf "%-62s %12s %12.3f %8s\n", name[k], "-", nw, "-"
+        else printf "%-62s %12.3f %12.3f %8.3f\n", name[k], o, nw, (o > 0 ? nw / o : 0)
     }
 }' "$OUT/figures.tsv"

@@ -39,8 +39,17 @@ static void rows_create_destroy(void) {
     cfg.max_blocking_threads = -1;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: max_blocking_threads < 0 */
     cfg.max_blocking_threads = 0;
+    cfg.max_spare_threads = -1;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: max_spare_threads out of range */
+    cfg.max_spare_threads = 65536;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+    cfg.max_spare_threads = 0;
     cfg.stack_size = 1;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: stack_size refused */
+    cfg.stack_size = SIZE_MAX; /* accepted by pthread_attr_setstacksize, refused by pthread_create */
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+    CHECK(p == NULL);
+    cfg.stack_size = 0;
     CHECK_EQ_I64(pool_destroy(NULL), EINVAL);    /* row: destroy(NULL) */
     CHECK_EQ_I64(pool_destroy_fast(NULL), EINVAL);
 }
@@ -105,6 +114,7 @@ static void rows_scope_and_submit(void) {
 
     pool_scope_init(NULL, p); /* row: scope_init(NULL): nothing */
     pool_scope_wait(NULL);    /* row: scope_wait(NULL): nothing */
+    CHECK_EQ_I64(pool_scope_wait_status(NULL), EINVAL); /* row: scope_wait_status(NULL) */
     pool_scope_init(&s, p);
     CHECK_EQ_I64(pool_scope_spawn(NULL, &t), EINVAL); /* row: scope_spawn bad args */
     CHECK_EQ_I64(pool_scope_spawn(&s, NULL), EINVAL);

@@ -138,11 +138,13 @@ static void test_nesting(enum leaf_kind kind, int threads, int depth) {
 /* The join half that gets stolen waits until W has started (or a long
    time has passed: then W never started while F was pending, which is
    fine too). */
-static atomic_int half_started, half_may_end, w_started, w_done;
+static atomic_int half_started, half_may_end, half_gave_up, w_started, w_done;
 
-static void wait_flag(atomic_int *flag, double seconds) {
+/* Whether the flag was set within the time. */
+static int wait_flag(atomic_int *flag, double seconds) {
     double until = test_now() + seconds;
     while (!atomic_load(flag) && test_now() < until) test_sleep_us(200);
+    return atomic_load(flag);
 }
 
 static void f_first(void *arg) {
@@ -153,7 +155,7 @@ static void f_first(void *arg) {
 static void f_second(void *arg) {
     (void)arg;
     atomic_store(&half_started, 1);
-    wait_flag(&half_may_end, 10);
+    if (!wait_flag(&half_may_end, 10)) atomic_store(&half_gave_up, 1);
 }
 
 /* F: a join whose second half is stolen by the other worker. */
@@ -188,6 +190,7 @@ static void cycle_reset(void) {
     atomic_store(&half_may_end, 0);
     atomic_store(&w_started, 0);
     atomic_store(&w_done, 0);
+    atomic_store(&half_gave_up, 0);
 }
 
 /* Scenario 2: W waits for the blocking job J that called F. */
@@ -208,6 +211,9 @@ static void test_cycle_blocking_job(void) {
     CHECK(pool_submit(pool_a, &w.task) == 0);
     while (!atomic_load(&w_done)) test_sleep_us(1000);
     CHECK(atomic_load(&w_started));
+    /* W started while F's half was still pending: no thread was left
+       without work to take it, nor did W wait for the half to give up. */
+    CHECK_MSG(!atomic_load(&half_gave_up), "W did not start while the join half waited for it");
     CHECK(pool_destroy(pool_a) == 0);
 }
 
@@ -243,6 +249,7 @@ static void test_cycle_scope(void) {
     CHECK(pool_submit(pool_a, &w.task) == 0);
     while (!atomic_load(&w_done)) test_sleep_us(1000);
     CHECK(atomic_load(&w_started));
+    CHECK_MSG(!atomic_load(&half_gave_up), "W did not start while the join half waited for it");
     CHECK(pool_destroy(pool_a) == 0);
     CHECK(pool_destroy(pool_b) == 0);
 }
