@@ -36,6 +36,10 @@
  *   test_fib(arg)          fib through pool_join on test_fib_pool.
  *   test_threads_named(n)  how many threads of the process are named n.
  *   test_finish(name)      prints the verdict; returns the exit status.
+ *   test_run_parts(argc, argv, parts, n)
+ *                          runs every part of a test program, or with an
+ *                          argument only the part of that name (to show
+ *                          one scenario failing on its own).
  *
  * Everything is static: each test program is a single translation unit.
  *
@@ -412,6 +416,17 @@ TEST__UNUSED static void test_fib(void *arg) {
     f->result = a.result + b.result;
 }
 #endif /* POOL_H */
+
+typedef struct test_part {
+    const char *name;
+    void (*fn)(void);
+} test_part;
+
+TEST__UNUSED static void test_run_parts(int argc, char **argv, const test_part *parts, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (argc < 2 || strcmp(argv[1], parts[i].name) == 0) parts[i].fn();
+}
 
 TEST__UNUSED static void test_watchdog_dump(void (*fn)(void)) {
     pthread_mutex_lock(&test__wd_lock);

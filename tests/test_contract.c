@@ -456,21 +456,18 @@ static void test_stats_print_full(void) {
 
 /* With an argument, only the part of that name runs. */
 int main(int argc, char **argv) {
-    static const struct {
-        const char *name;
-        void (*fn)(void);
-    } parts[] = {{"job_queued_twice", test_job_queued_twice},
-                 {"job_resubmits_itself", test_job_resubmits_itself},
-                 {"threadless", test_threadless},
-                 {"retry", test_retry},
-                 {"fairness", test_fairness},
-                 {"destroy_other_from_worker", test_destroy_other_from_worker},
-                 {"scope_waiters", test_scope_waiters},
-                 {"stats_print_full", test_stats_print_full}};
-    size_t i;
+    static const test_part parts[] = {
+        {"job_queued_twice", test_job_queued_twice},
+        {"job_resubmits_itself", test_job_resubmits_itself},
+        {"threadless", test_threadless},
+        {"retry", test_retry},
+        {"fairness", test_fairness},
+        {"destroy_other_from_worker", test_destroy_other_from_worker},
+        {"scope_waiters", test_scope_waiters},
+        {"stats_print_full", test_stats_print_full},
+    };
     test_watchdog(30, "test_contract");
     printf("test_contract: contract bugs found from outside\n");
-    for (i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (argc < 2 || strcmp(argv[1], parts[i].name) == 0) parts[i].fn();
+    test_run_parts(argc, argv, parts, sizeof parts / sizeof parts[0]);
     return test_finish("test_contract");
 }

@@ -431,20 +431,17 @@ static void cycles16(void) { test_cycles(16, 6, (int)test_scaled(10, 2)); }
 
 /* With an argument, only the part of that name runs. */
 int main(int argc, char **argv) {
-    static const struct {
-        const char *name;
-        void (*fn)(void);
-    } parts[] = {{"nesting_call", nesting_call},
-                 {"nesting_blocking", nesting_blocking},
-                 {"nesting_call16", nesting_call16},
-                 {"cycle_blocking_job", test_cycle_blocking_job},
-                 {"cycle_scope", test_cycle_scope},
-                 {"busy_while_waiting", test_busy_while_waiting},
-                 {"cycles2", cycles2},
-                 {"cycles16", cycles16}};
-    size_t i;
+    static const test_part parts[] = {
+        {"nesting_call", nesting_call},
+        {"nesting_blocking", nesting_blocking},
+        {"nesting_call16", nesting_call16},
+        {"cycle_blocking_job", test_cycle_blocking_job},
+        {"cycle_scope", test_cycle_scope},
+        {"busy_while_waiting", test_busy_while_waiting},
+        {"cycles2", cycles2},
+        {"cycles16", cycles16},
+    };
     printf("test_waiting: the waiting rule\n");
-    for (i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (argc < 2 || strcmp(argv[1], parts[i].name) == 0) parts[i].fn();
+    test_run_parts(argc, argv, parts, sizeof parts / sizeof parts[0]);
     return test_finish("test_waiting");
 }

@@ -8,3 +8,4 @@ typedef uint32_t os_sync_wake_by_address_flags_t;
 int os_sync_wait_on_address(void *addr, uint64_t value, size_t size,
                             os_sync_wait_on_address_flags_t flags);
 int os_sync_wake_by_address_any(void *addr, size_t size, os_sync_wake_by_address_flags_t flags);
+int os_sync_wake_by_address_all(void *addr, size_t size, os_sync_wake_by_address_flags_t flags);
