@@ -777,7 +777,9 @@ static POOL__THREAD_PROC(pool__probe_main) {
 
 static int pool__probe_thread(size_t stack_size) {
     pool__thread t;
-    int rc = pool__thread_create_native(&t, stack_size, pool__probe_main, NULL);
+    int rc;
+    memset(&t, 0, sizeof t); /* set by a successful create; compilers cannot always tell */
+    rc = pool__thread_create_native(&t, stack_size, pool__probe_main, NULL);
     if (rc == 0) pool__thread_join(t);
     return rc;
 }
@@ -2261,7 +2263,7 @@ static pool_scope *pool__unmark_queued(pool_task *t) {
    whose pool has no worker, pool_destroy's drain) links them in this
    chain. */
 typedef struct pool__helping {
-    const pool *pool;
+    const pool *helped;
     const pool_scope *scope;
     const struct pool__helping *outer;
 } pool__helping;
@@ -2274,7 +2276,7 @@ static POOL__THREAD_LOCAL const pool__helping *pool__helping_top;
 static int pool__inside_task_of(const pool *p, const pool_scope *s) {
     const pool__helping *r;
     for (r = pool__helping_top; r; r = r->outer)
-        if ((p && r->pool == p) || (s && r->scope == s)) return 1;
+        if ((p && r->helped == p) || (s && r->scope == s)) return 1;
     return s && pool__current && pool__current->running_scope == s;
 }
 
@@ -2337,7 +2339,7 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
 static void pool__execute_helping(pool *p, pool_task *t) {
     pool_scope *scope = pool__unmark_queued(t);
     pool__helping helping;
-    helping.pool = p;
+    helping.helped = p;
     helping.scope = scope;
     helping.outer = pool__helping_top;
     pool__helping_top = &helping;
@@ -2621,7 +2623,7 @@ static POOL__THREAD_PROC(pool__worker_main) {
 /* What a waiter waits for, and what belongs to it. */
 typedef struct pool__awaited {
     pool__latch *done;     /* set when what it waits for has finished */
-    pool *pool;            /* the pool that runs it */
+    pool *runner;          /* the pool that runs it */
     const void *tag;       /* the frames it may help: a join half or a scope */
     const uint32_t *thief; /* a join half: where its thief's index is written */
     pool_scope *scope;     /* a scope wait: the scope, whose tasks are its own */
@@ -2802,21 +2804,21 @@ static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
     return mine;
 }
 
-/* w, a worker of wt->pool, waits: runs what belongs to the wait, yields a
+/* w, a worker of wt->runner, waits: runs what belongs to the wait, yields a
    few rounds when there is nothing, then parks. Before it parks it looks
    in the injector too: a scope's tasks land there when they were spawned
    from outside the pool, or when a deque could not grow, and a pool that
    cannot start a thread may have nobody else to run them. */
 static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
     unsigned rounds = 0;
-    pool__wait_enter(w, wt->pool);
+    pool__wait_enter(w, wt->runner);
     while (!pool__latch_is_done(wt->done)) {
         pool_task *t = pool__own_work(w, wt);
         int stolen = 0;
         if (!t && (t = pool__leapfrog(w, wt)) != NULL) stolen = 1;
         if (!t && rounds == POOL__WAIT_ROUNDS && wt->scope &&
-            pool__injector_has_work(&wt->pool->injector))
-            t = pool__take_own(wt->pool, wt);
+            pool__injector_has_work(&wt->runner->injector))
+            t = pool__take_own(wt->runner, wt);
         if (t) {
             pool__execute(w, t, stolen);
             rounds = 0;
@@ -2838,9 +2840,9 @@ static int pool__runs_nothing(pool *p) {
 }
 
 /* w (a worker of another pool, or NULL: a thread outside every pool) waits
-   for work of wt->pool. With `spin`, an awake worker took the job. */
+   for work of wt->runner. With `spin`, an awake worker took the job. */
 static void pool__wait_elsewhere(pool__worker *w, const pool__awaited *wt, int spin) {
-    pool *p = wt->pool;
+    pool *p = wt->runner;
     int tried_spawn = 0;
     pool__wait_enter(w, p);
     if (!spin || !pool__latch_spin(wt->done, POOL__OUTSIDE_SPINS)) {
@@ -2868,7 +2870,7 @@ static void pool__wait_elsewhere(pool__worker *w, const pool__awaited *wt, int s
 static void pool__wait_join(pool__worker *w, pool__call_job *job) {
     pool__awaited wt;
     wt.done = &job->done;
-    wt.pool = w->home;
+    wt.runner = w->home;
     wt.tag = &job->task;
     wt.thief = &job->thief;
     wt.scope = NULL;
@@ -3206,7 +3208,7 @@ static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
         return;
     }
     wt.done = &job.done;
-    wt.pool = p;
+    wt.runner = p;
     wt.tag = NULL;
     wt.thief = NULL;
     wt.scope = NULL;
@@ -3485,7 +3487,7 @@ POOL__INLINE int pool__scope_wait(pool_scope *s) {
     if (pending != POOL__SCOPE_UNWAITED) { /* tasks are unfinished */
         pool__worker *w = pool__current;
         wt.done = &s->pool__done;
-        wt.pool = p;
+        wt.runner = p;
         wt.tag = s;
         wt.thief = NULL;
         wt.scope = s;

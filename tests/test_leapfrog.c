@@ -44,7 +44,7 @@ static void push(pool__worker *w, pool_task *t, pool_scope *s) {
 static pool__awaited awaited_join(pool__call_job *job) {
     pool__awaited wt;
     memset(&wt, 0, sizeof wt);
-    wt.pool = p;
+    wt.runner = p;
     wt.done = &job->done;
     wt.tag = &job->task;
     wt.thief = &job->thief;
@@ -113,7 +113,7 @@ static void test_scopes(void) {
     pool_scope_init(&nested, p); /* made during the run, on V */
     pool__current = NULL;
     memset(&wt, 0, sizeof wt);
-    wt.pool = p;
+    wt.runner = p;
     wt.tag = &waited;
     wt.scope = &waited;
 
@@ -147,7 +147,7 @@ static void test_own_deque(void) {
     pool_scope_init(&other, p);
     pool__call_job_init(&outer, nop_fn, NULL);
     memset(&wt, 0, sizeof wt);
-    wt.pool = p;
+    wt.runner = p;
     wt.tag = &waited;
     wt.scope = &waited;
 
