@@ -124,7 +124,8 @@
    Functions that can fail return 0 or an errno value and never print or
    abort on bad input:
      EINVAL     NULL out-pointer, task or task function; num_threads or
-                max_spare_threads < 0 or > 65535; a stack_size the system
+                max_spare_threads < 0 or > 65535; spin_us > 1000000; a
+                stack_size the system
                 refuses (pool_create starts a thread with it to find out);
                 a CPU list with a count < 0, NULL with a count, or a CPU
                 outside 0..1023; a worker index out of range;
@@ -173,6 +174,14 @@
      blocking_keep_alive_ms  an idle blocking thread exits after this;
                       0: 10000
      max_spare_threads       spare threads at most (see WAITING); 0: 256
+     spin_us          the idle policy: a worker that runs out of work keeps
+                      searching this many microseconds (yielding the CPU
+                      between searches) before the usual short search and
+                      sleep, so that work arriving within that gap starts
+                      without a kernel wake-up, for that much CPU per idle
+                      spell. 0: $POOL_SPIN_US if it is a number up to
+                      1000000, else no spin (an idle pool costs next to
+                      nothing). pool_stats.spin_ns says what it cost.
      cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
                       copied). Linux and Windows (CPUs 0-63 of the
                       thread's processor group); elsewhere, and for a CPU
@@ -307,6 +316,8 @@ struct pool_config {
     int num_cpus;     /* entries in cpus; 0: no pinning */
     int max_spare_threads; /* threads started beyond num_threads to stand in for workers
                               parked in a wait; 0: 256 */
+    unsigned spin_us; /* microseconds an idle worker keeps searching before it starts to fall
+                         asleep, at most 1000000; 0: $POOL_SPIN_US, else none */
 };
 
 /* Counters, summed over the workers at the moment of the call. Each is
@@ -328,6 +339,8 @@ struct pool_stats {
     uint64_t waits_parked;     /* times a worker parked in a wait, with nothing of its own to run */
     uint64_t wait_depth_max;   /* the most waits ever nested on one thread's stack (the pool's
                                   threads, and outside threads waiting on the pool) */
+    uint64_t spin_ns;          /* time idle workers spent searching within the spin budget
+                                  (pool_config.spin_us): the CPU the idle policy cost */
     /* The blocking pool. The first three are current values, kept without
        locks so that they can be read at any time. */
     uint64_t blocking_threads;          /* blocking threads alive */
@@ -350,6 +363,7 @@ struct pool_worker_stats {
     uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
     uint64_t waits_parked;    /* times it parked in a wait (see pool_stats) */
     uint64_t wait_depth_max;  /* the most waits nested on its stack */
+    uint64_t spin_ns;         /* time it spent searching within the spin budget */
     int started;              /* 1 if its thread has been started */
     int cpu;                  /* the CPU it pinned itself to as it started; -1: none (yet) */
 };
@@ -1488,7 +1502,7 @@ typedef struct pool__worker {
     pool__thread thread;
     struct {
         uint64_t jobs_run, jobs_stolen, steals_failed, jobs_injected, sleeps, wakeups,
-            wakeups_wasted, waits_parked, wait_depth_max;
+            wakeups_wasted, waits_parked, wait_depth_max, spin_ns;
     } stats;
 } pool__worker;
 
@@ -1528,6 +1542,7 @@ struct pool {
     int num_threads;
     uint32_t max_workers;  /* num_threads plus the spare threads it may start */
     size_t stack_size;
+    uint64_t spin_ns;      /* the idle spin budget (pool_config.spin_us) */
     char name[16];
     void (*on_thread_start)(void *user, int worker_index);
     void (*on_thread_exit)(void *user, int worker_index);
@@ -1886,10 +1901,17 @@ enum { POOL__UNSET = 0, POOL__SLEEPY = 1, POOL__SLEEPING = 2, POOL__SET = 3 };
    the announce, then it blocks. */
 #define POOL__ROUNDS_UNTIL_SLEEPY 32
 
+/* The spin budget (pool_config.spin_us) comes first in an idle spell:
+   searches for that long, each followed by a yield, while the rounds stay
+   at 0. The worker stays counted as a searcher, not a sleeper, so posters
+   neither wake it nor need to: its next search finds their work. */
+#define POOL__MAX_SPIN_US 1000000
+
 typedef struct pool__idle {
     unsigned rounds;
-    uint32_t jec; /* the JEC when this worker announced it was sleepy */
-    int woken;    /* woken from the kernel and has not run a task since */
+    uint32_t jec;       /* the JEC when this worker announced it was sleepy */
+    int woken;          /* woken from the kernel and has not run a task since */
+    uint64_t spin_from; /* when the spin budget of this spell began; 0: not spinning */
 } pool__idle;
 
 static uint32_t pool__sleeping_of(uint64_t c) { return (uint32_t)(c & 0xffff); }
@@ -2110,9 +2132,31 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
     idle->woken = 1;
 }
 
-/* One fruitless search: yield, announce, or sleep, by how many came before. */
+/* Ends the spin of an idle spell, if it had one: counts its time. */
+static void pool__spin_end(pool__worker *w, pool__idle *idle, uint64_t now) {
+    if (!idle->spin_from) return;
+    POOL__COUNT(w->stats.spin_ns, now - idle->spin_from);
+    idle->spin_from = 0;
+}
+
+/* Whether an idle spell is within its spin budget: from its first
+   fruitless search on, for the pool's spin_ns. */
+static int pool__spinning(pool__worker *w, pool__idle *idle) {
+    uint64_t budget = w->home->spin_ns, now;
+    if (!budget) return 0;
+    now = pool__now_ns();
+    if (!idle->spin_from) idle->spin_from = now;
+    if (now - idle->spin_from < budget) return 1;
+    pool__spin_end(w, idle, now);
+    return 0;
+}
+
+/* One fruitless search: spin, yield, announce, or sleep, by how many came
+   before. */
 static void pool__no_work_found(pool__worker *w, pool__idle *idle) {
-    if (idle->rounds < POOL__ROUNDS_UNTIL_SLEEPY) {
+    if (idle->rounds == 0 && pool__spinning(w, idle)) {
+        pool__yield();
+    } else if (idle->rounds < POOL__ROUNDS_UNTIL_SLEEPY) {
         idle->rounds++;
         pool__yield();
     } else if (idle->rounds == POOL__ROUNDS_UNTIL_SLEEPY) {
@@ -2466,7 +2510,7 @@ static void pool__leave_idle(pool__worker *w, int more) {
    of the sleep section. */
 static void pool__worker_loop(pool__worker *w) {
     pool *p = w->home;
-    pool__idle idle = {0, 0, 0};
+    pool__idle idle = {0, 0, 0, 0};
     int idle_now = 1, more;
     uint32_t moved;
     /* A new worker starts as a searcher: posters count on it, and when it
@@ -2479,6 +2523,7 @@ static void pool__worker_loop(pool__worker *w) {
             if (idle_now) {
                 pool__leave_idle(w, more);
                 idle_now = 0;
+                if (idle.spin_from) pool__spin_end(w, &idle, pool__now_ns());
             }
             idle.woken = 0;
             if (moved) pool__new_moved_jobs(w, moved);
@@ -3033,6 +3078,17 @@ static int pool__default_num_threads(const pool__cpu_set *allowed) {
     return n > 65535 ? 65535 : n;
 }
 
+/* $POOL_SPIN_US if it is a number up to POOL__MAX_SPIN_US, else 0. */
+static unsigned pool__default_spin_us(void) {
+    const char *env = getenv("POOL_SPIN_US");
+    if (env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end == 0 && v >= 0 && v <= POOL__MAX_SPIN_US) return (unsigned)v;
+    }
+    return 0;
+}
+
 static void pool__free_pool(pool *p) {
     void *user = p->user;
 #ifdef POOL_TRACE
@@ -3084,7 +3140,7 @@ static void pool__sync_free(pool *p) {
 }
 
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
-    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
+    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0};
     pool__cpu_set allowed;
     pool *p;
     size_t n, spares;
@@ -3093,7 +3149,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     if (!cfg) cfg = &defaults;
     if (cfg->num_threads < 0 || cfg->num_threads > 65535 || cfg->max_blocking_threads < 0 ||
         cfg->max_spare_threads < 0 || cfg->max_spare_threads > 65535 ||
-        !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
+        cfg->spin_us > POOL__MAX_SPIN_US || !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
         return EINVAL;
     pool__call_once(&pool__atfork_once, pool__atfork_register);
     /* The CPUs of the calling thread, unless it is a worker, which may be
@@ -3111,6 +3167,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     p->user = cfg->user;
     p->fork_generation = POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
     p->num_threads = (int)n;
+    p->spin_ns = (uint64_t)(cfg->spin_us ? cfg->spin_us : pool__default_spin_us()) * 1000;
     p->max_workers = (uint32_t)(n + spares);
     p->workers = (pool__worker **)pool__alloc(p->max_workers * sizeof *p->workers, cfg->user);
     if (cfg->num_cpus) {
@@ -3726,6 +3783,7 @@ static void pool__worker_stats_read(pool__worker *w, pool_worker_stats *out) {
     out->wakeups_wasted = POOL__LOAD(&w->stats.wakeups_wasted, POOL__RELAXED);
     out->waits_parked = POOL__LOAD(&w->stats.waits_parked, POOL__RELAXED);
     out->wait_depth_max = POOL__LOAD(&w->stats.wait_depth_max, POOL__RELAXED);
+    out->spin_ns = POOL__LOAD(&w->stats.spin_ns, POOL__RELAXED);
     out->cpu = POOL__LOAD(&w->cpu, POOL__RELAXED);
 }
 
@@ -3747,6 +3805,7 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
         out->wakeups += w.wakeups;
         out->wakeups_wasted += w.wakeups_wasted;
         out->waits_parked += w.waits_parked;
+        out->spin_ns += w.spin_ns;
         if (w.wait_depth_max > out->wait_depth_max) out->wait_depth_max = w.wait_depth_max;
     }
     i = POOL__LOAD(&p->outside_wait_depth_max, POOL__RELAXED);
@@ -3790,7 +3849,7 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
     fprintf(out,
             "pool %s: %llu/%d threads started (%llu failed), %llu spares\n"
             "  jobs     %llu run, %llu stolen, %llu steals failed, %llu injected\n"
-            "  sleep    %llu sleeps, %llu wake-ups, %llu wasted\n"
+            "  sleep    %llu sleeps, %llu wake-ups, %llu wasted, %llu us spun\n"
             "  waits    %llu parked, nested %llu deep at most\n"
             "  blocking %llu threads (%llu idle), %llu queued, %llu run, %llu skipped, "
             "%llu threads started, %llu failed\n",
@@ -3799,7 +3858,8 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
             (unsigned long long)s.jobs_run, (unsigned long long)s.jobs_stolen,
             (unsigned long long)s.steals_failed, (unsigned long long)s.jobs_injected,
             (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
-            (unsigned long long)s.wakeups_wasted, (unsigned long long)s.waits_parked,
+            (unsigned long long)s.wakeups_wasted, (unsigned long long)(s.spin_ns / 1000),
+            (unsigned long long)s.waits_parked,
             (unsigned long long)s.wait_depth_max, (unsigned long long)s.blocking_threads,
             (unsigned long long)s.blocking_idle_threads,
             (unsigned long long)s.blocking_queue_depth, (unsigned long long)s.blocking_tasks_run,
@@ -4195,7 +4255,8 @@ VERSION HISTORY
          pool_worker_index_limit, wait statistics); a monitor thread
          retries failed thread starts; pool_scope_wait_status; blocking
          jobs refuse a second queueing and may submit themselves again;
-         fairness toward injected work; stack_size probed at create
+         fairness toward injected work; stack_size probed at create;
+         the idle spin budget (spin_us, $POOL_SPIN_US, pool_stats.spin_ns)
   0.2.0  per-worker stats and pool_stats_print; POOL_TRACE and
          pool_trace_write; CPU pinning; cgroup-aware default size; fork
          safety; native Windows threads and WaitOnAddress; FreeBSD

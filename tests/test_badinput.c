@@ -44,6 +44,9 @@ static void rows_create_destroy(void) {
     cfg.max_spare_threads = 65536;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
     cfg.max_spare_threads = 0;
+    cfg.spin_us = 1000001;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: spin_us over 1 s */
+    cfg.spin_us = 0;
     cfg.stack_size = 1;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: stack_size refused */
     cfg.stack_size = SIZE_MAX; /* accepted by pthread_attr_setstacksize, refused by pthread_create */

@@ -7,7 +7,9 @@
 #   REPS=5        measured repetitions (each a fresh process per workload and runtime, which
 #                 itself does a warm-up run and then up to 10 timed runs, reporting their median;
 #                 the table shows the median over the repetitions)
-#   RUNTIMES="pool.h gnu-omp llvm-omp tbb rayon"   which ones (pool.h alone needs only a C compiler)
+#   RUNTIMES="pool.h gnu-omp llvm-omp tbb rayon"   which ones (pool.h alone needs only a C compiler);
+#                 also pool.h-spin: pool.h with the idle spin budget POOL_SPIN_US=5000 (longer
+#                 than wake's 2 ms gap), not in the default list
 #   WORKLOADS="fib nqueens utree quicksort sum submit wake idle"   which ones
 #   QUICK=1       tiny sizes and one repetition, results under build/: a smoke test (CI)
 #   SIZES="fib=25 sum=10000000"   other sizes than the issue's for some workloads (the SIZE
@@ -59,7 +61,7 @@ mkdir -p "$B" "$OUT" || exit 1
 # The runtimes' own knobs: unset, so that every runtime runs with its defaults.
 KNOBS="OMP_NUM_THREADS OMP_WAIT_POLICY OMP_PROC_BIND OMP_PLACES OMP_DYNAMIC OMP_SCHEDULE
 OMP_STACKSIZE OMP_MAX_ACTIVE_LEVELS OMP_THREAD_LIMIT GOMP_SPINCOUNT GOMP_CPU_AFFINITY
-KMP_BLOCKTIME KMP_LIBRARY KMP_AFFINITY KMP_HW_SUBSET RAYON_NUM_THREADS POOL_NUM_THREADS"
+KMP_BLOCKTIME KMP_LIBRARY KMP_AFFINITY KMP_HW_SUBSET RAYON_NUM_THREADS POOL_NUM_THREADS POOL_SPIN_US"
 knobs_were_set=
 for k in $KNOBS; do
     if eval "[ -n \"\${$k+x}\" ]"; then
@@ -77,6 +79,7 @@ quick_size() {
 
 binary() {
     case $1 in
+    pool.h-spin) echo "$B/pool.h-bench" ;;
     rayon) echo "$B/cargo/release/rayon-bench" ;;
     *) echo "$B/$1-bench" ;;
     esac
@@ -95,7 +98,7 @@ fi
 # shellcheck disable=SC2086  # $FLAGS is a list of words on purpose
 build() {
     case $1 in
-    pool.h) set -- "${CC:-cc}" $FLAGS -pthread bench/peers/pool_h.c -o "$B/pool.h-bench" ;;
+    pool.h | pool.h-spin) set -- "${CC:-cc}" $FLAGS -pthread bench/peers/pool_h.c -o "$B/pool.h-bench" ;;
     gnu-omp) set -- gcc $FLAGS -fopenmp bench/peers/omp.c -o "$B/gnu-omp-bench" ;;
     llvm-omp) set -- clang $FLAGS -fopenmp bench/peers/omp.c -o "$B/llvm-omp-bench" ;;
     tbb) set -- "${CXX:-g++}" $FLAGS bench/peers/tbb.cpp -o "$B/tbb-bench" -ltbb ;;
@@ -105,7 +108,7 @@ build() {
             RUSTFLAGS="${WERROR:+-D warnings}" $CARGO build --release --offline --quiet)
         return
         ;;
-    *) echo "run.sh: unknown runtime '$1' (known: pool.h gnu-omp llvm-omp tbb rayon)" >&2
+    *) echo "run.sh: unknown runtime '$1' (known: pool.h pool.h-spin gnu-omp llvm-omp tbb rayon)" >&2
        return 1 ;;
     esac
     echo "$*"
@@ -143,6 +146,7 @@ pkgver() {
     echo "flags: C and C++ $FLAGS; Rust: cargo build --release (opt-level 3)"
     for rt in $RUNTIMES; do
         case $rt in
+        pool.h-spin) echo "pool.h-spin: the pool.h program with POOL_SPIN_US=5000" ;;
         pool.h) echo "pool.h: pool.h v$(sed -n 's/^#define POOL_VERSION_MAJOR //p' pool.h).$(sed -n 's/^#define POOL_VERSION_MINOR //p' pool.h).$(sed -n 's/^#define POOL_VERSION_PATCH //p' pool.h), $(${CC:-cc} --version | head -n 1)" ;;
         gnu-omp) echo "gnu-omp: libgomp of $(gcc --version | head -n 1) (package gcc $(pkgver gcc))" ;;
         llvm-omp) echo "llvm-omp: libomp-dev $(pkgver libomp-dev), $(clang --version | head -n 1)" ;;
@@ -173,8 +177,14 @@ run_one() {
     one_rt=$1
     one_w=$2
     shift 2
-    out=$(timeout "$TIMEOUT" "$(binary "$one_rt")" "$one_w" "$THREADS" "$@" 2>"$err")
-    rc=$?
+    if [ "$one_rt" = pool.h-spin ]; then
+        out=$(POOL_SPIN_US=5000 timeout "$TIMEOUT" "$(binary "$one_rt")" "$one_w" "$THREADS" "$@" 2>"$err")
+        rc=$?
+        out=$(echo "$out" | sed 's/runtime=pool\.h /runtime=pool.h-spin /')
+    else
+        out=$(timeout "$TIMEOUT" "$(binary "$one_rt")" "$one_w" "$THREADS" "$@" 2>"$err")
+        rc=$?
+    fi
     if [ "$rc" -ne 0 ]; then
         echo "!! $one_rt $one_w $THREADS $*: exit status $rc$( [ "$rc" -eq 124 ] && echo " (timed out after $TIMEOUT s)")"
         sed 's/^/!!   /' "$err"

@@ -1,0 +1,163 @@
+/* test_spin.c - the idle policy: pool_config.spin_us and $POOL_SPIN_US.
+ *
+ *  - default: no spin at all (pool_stats.spin_ns stays 0);
+ *  - a budget longer than the gap: work posted 2 ms after the pool went
+ *    idle starts without any worker having slept (sleeps unchanged), and
+ *    the spin shows in spin_ns;
+ *  - a short budget ends: after it the workers sleep, each idle spell spins
+ *    its budget and no more, and the pool then burns no CPU;
+ *  - $POOL_SPIN_US is the default when spin_us is 0; anything that is not a
+ *    number up to 1000000 is ignored.
+ * spin_us > 1000000 (EINVAL) is a row of test_badinput.
+ */
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+
+#include "test.h"
+
+static void nothing(void *arg) { (void)arg; }
+
+static pool *spin_pool(int threads, unsigned spin_us) {
+    pool_config cfg;
+    pool *p = NULL;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = threads;
+    cfg.spin_us = spin_us;
+    CHECK(pool_create(&p, &cfg) == 0);
+    if (!p) exit(2);
+    return p;
+}
+
+/* Work for every worker, so that each has an idle spell after it. */
+static void burst(pool *p) {
+    test_fib_arg f;
+    test_fib_pool = p;
+    f.n = 22;
+    pool_call(p, test_fib, &f);
+    CHECK_EQ_I64(f.result, 17711);
+}
+
+static pool_stats stats(pool *p) {
+    pool_stats st;
+    pool_stats_get(p, &st);
+    return st;
+}
+
+static void test_default_none(void) {
+    pool *p;
+    test_watchdog(30, "test_spin: default");
+    printf("  default: no spin\n");
+    test_setenv("POOL_SPIN_US", "");
+    p = spin_pool(2, 0);
+    burst(p);
+    test_sleep_us(20000);
+    burst(p);
+    test_sleep_us(20000);
+    CHECK_EQ_I64(stats(p).spin_ns, 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+/* With a 1 s budget, a 2 ms gap is spun through: the worker does not sleep.
+   One worker, so that it runs every task and each of its spells is one
+   gap long, however slowly a sanitizer or an emulator runs the rounds. */
+static void test_long_budget(void) {
+    pool *p = spin_pool(1, 1000000);
+    pool_stats before, after;
+    int round;
+    test_watchdog(60, "test_spin: long budget");
+    printf("  1 s budget, work every 2 ms: the worker never sleeps\n");
+    burst(p); /* starts both workers */
+    test_sleep_us(5000);
+    before = stats(p);
+    for (round = 0; round < 20; round++) {
+        test_sleep_us(2000);
+        pool_call(p, nothing, NULL);
+    }
+    after = stats(p);
+    CHECK_MSG(after.sleeps == before.sleeps, "%" PRIu64 " sleeps within the budget",
+              after.sleeps - before.sleeps);
+    CHECK_MSG(after.spin_ns > before.spin_ns, "spin_ns did not grow: %" PRIu64, after.spin_ns);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+/* A 20 ms budget: each worker's idle spell spins 20 ms, then it sleeps, and
+   the idle pool costs nothing more. */
+#define SHORT_US 20000
+
+static void test_short_budget(void) {
+    pool *p = spin_pool(2, SHORT_US);
+    pool_stats before, after;
+    pool_worker_stats w;
+    double cpu0, cpu1;
+    int i;
+    test_watchdog(60, "test_spin: short budget");
+    burst(p);
+    test_sleep_us(300000); /* the first spells, from the threads' start, are over */
+    before = stats(p);
+    burst(p);
+    test_sleep_us(300000);
+    after = stats(p);
+    /* Each started worker had one spell after the burst (more if it was
+       woken for nothing and found nothing: then it spun again). */
+    CHECK_MSG(after.spin_ns - before.spin_ns >= (uint64_t)SHORT_US * 1000,
+              "spun %" PRIu64 " ns after a burst, budget %d us", after.spin_ns - before.spin_ns,
+              SHORT_US);
+    CHECK_MSG(after.sleeps > before.sleeps, "no worker slept after its budget");
+    for (i = 0; i < 2; i++) {
+        CHECK(pool_worker_stats_get(p, i, &w) == 0);
+        /* Whole spells of SHORT_US each, plus one yield's overshoot at most
+           (generous under sanitizers and emulators). */
+        CHECK_MSG(w.spin_ns >= (uint64_t)SHORT_US * 1000, "worker %d spun %" PRIu64 " ns", i,
+                  w.spin_ns);
+    }
+    if (!test_under_valgrind() && !test_runner()[0]) {
+        cpu0 = test_cpu_time();
+        test_sleep_us(300000);
+        cpu1 = test_cpu_time();
+        printf("  20 ms budget: spun %.1f ms over 2 workers after a burst; idle after it: %.2f ms "
+               "CPU in 300 ms\n", (double)(after.spin_ns - before.spin_ns) / 1e6,
+               (cpu1 - cpu0) * 1e3);
+        CHECK_MSG((cpu1 - cpu0) * 1e3 < 10.0, "the pool burned %.2f ms of CPU after its budget",
+                  (cpu1 - cpu0) * 1e3);
+    }
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+static void test_env(void) {
+    pool *p;
+    test_watchdog(60, "test_spin: environment");
+    printf("  $POOL_SPIN_US\n");
+    test_setenv("POOL_SPIN_US", "5000");
+    p = spin_pool(1, 0);
+    burst(p);
+    test_sleep_us(50000);
+    CHECK_MSG(stats(p).spin_ns >= 5000000, "POOL_SPIN_US=5000: spun %" PRIu64 " ns",
+              stats(p).spin_ns);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    {
+        static const char *const ignored[] = {"abc", "-1", "1000001", "5000x"};
+        size_t k;
+        for (k = 0; k < sizeof ignored / sizeof *ignored; k++) {
+            test_setenv("POOL_SPIN_US", ignored[k]);
+            p = spin_pool(1, 0);
+            burst(p);
+            test_sleep_us(10000);
+            CHECK_MSG(stats(p).spin_ns == 0, "POOL_SPIN_US=%s: spun %" PRIu64 " ns", ignored[k],
+                      stats(p).spin_ns);
+            CHECK_EQ_I64(pool_destroy(p), 0);
+        }
+    }
+    test_setenv("POOL_SPIN_US", "");
+}
+
+int main(int argc, char **argv) {
+    static const test_part parts[] = {
+        {"default", test_default_none},
+        {"long", test_long_budget},
+        {"short", test_short_budget},
+        {"env", test_env},
+    };
+    printf("test_spin: the idle spin budget\n");
+    test_run_parts(argc, argv, parts, sizeof parts / sizeof *parts);
+    return test_finish("test_spin");
+}
