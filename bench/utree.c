@@ -27,10 +27,10 @@
  * Parallel version: a node visits its children [0, children) with pool_join by halving -- a
  * range of one child visits that child, a longer range joins its two halves -- so every child is
  * its own job, which is what par_iter over the children does in Rayon, with children-1 joins per
- * node. (One scope per node with one spawned task per child is the other natural form; it costs
- * an atomic count and a latch per node and measured about 15% slower here, 0.30 s against 0.26.) The walk starts with
- * pool_call from the main thread so that it runs on the workers. Baseline: the plain recursion,
- * a loop over the children, on the main thread.
+ * node. The other natural form runs too: one scope per node, each child a spawned task (what an
+ * OpenMP program writes with a taskgroup per node). Both walks start with pool_call from the main
+ * thread so that they run on the workers. Baseline: the plain recursion, a loop over the
+ * children, on the main thread.
  *
  * Timing: one warm-up round, then RUNS rounds of {plain, pool}, each run after a 20 ms pause (so
  * the pool is asleep, not spinning against the plain run). A run takes a few hundred ms, so there
@@ -143,17 +143,67 @@ static BENCH_NOINLINE void walk_pool(uint64_t id, uint32_t depth, struct subtree
 
 static void walk_pool_root(void *arg) { walk_pool(ROOT_ID, 0, arg); }
 
-/* One walk from the root, with the pool p or (p == NULL) plain; returns its wall time. Exits if
- * the checksum differs from `expected` (when expected is not 0). */
-static uint64_t run_once(pool *p, uint64_t expected, uint64_t *nodes, uint64_t *checksum)
+/* A child as a scope task. */
+struct scope_child {
+    pool_task task; /* first: the task is the child */
+    uint64_t id;
+    uint32_t depth;
+    struct subtree total;
+};
+
+static void walk_scope(uint64_t id, uint32_t depth, struct subtree *t);
+
+static void scope_child_run(pool_task *task)
+{
+    struct scope_child *c = (struct scope_child *)task;
+    walk_scope(c->id, c->depth, &c->total);
+}
+
+static BENCH_NOINLINE void walk_scope(uint64_t id, uint32_t depth, struct subtree *t)
+{
+    struct scope_child kids[MAX_CHILDREN];
+    pool_scope s;
+    uint32_t children, i;
+    uint64_t h = visit_self(id, depth, &children, t);
+
+    if (children == 0)
+        return;
+    pool_scope_init(&s, g_pool);
+    for (i = 0; i < children; i++) {
+        kids[i].task = (pool_task)POOL_TASK_INIT(scope_child_run);
+        kids[i].id = h + 1 + i;
+        kids[i].depth = depth + 1;
+        if (pool_scope_spawn(&s, &kids[i].task) != 0) {
+            fprintf(stderr, "utree: FAILED: pool_scope_spawn\n");
+            exit(1);
+        }
+    }
+    pool_scope_wait(&s);
+    for (i = 0; i < children; i++) {
+        t->nodes += kids[i].total.nodes;
+        t->work_sum += kids[i].total.work_sum;
+    }
+}
+
+static void walk_scope_root(void *arg) { walk_scope(ROOT_ID, 0, arg); }
+
+enum variant { PLAIN, JOIN, SCOPE, VARIANTS };
+static const char *const variant_names[VARIANTS] = { "plain", "pool_join", "pool_scope" };
+
+/* One walk from the root, as variant v on the pool p; returns its wall time. Exits if the
+ * checksum differs from `expected` (when expected is not 0). */
+static uint64_t run_once(enum variant v, pool *p, uint64_t expected, uint64_t *nodes,
+                         uint64_t *checksum)
 {
     struct subtree t;
     uint64_t t0, t1;
 
     g_pool = p;
     t0 = bench_now_ns();
-    if (p)
+    if (v == JOIN)
         pool_call(p, walk_pool_root, &t);
+    else if (v == SCOPE)
+        pool_call(p, walk_scope_root, &t);
     else
         walk_plain(ROOT_ID, 0, &t);
     t1 = bench_now_ns();
@@ -161,7 +211,7 @@ static uint64_t run_once(pool *p, uint64_t expected, uint64_t *nodes, uint64_t *
     *checksum = t.nodes + t.work_sum;
     if (expected && *checksum != expected) {
         fprintf(stderr, "utree: FAILED: %s walk: checksum %016" PRIx64 " (%" PRIu64 " nodes), "
-                        "want %016" PRIx64 "\n", p ? "pool" : "plain", *checksum, t.nodes, expected);
+                        "want %016" PRIx64 "\n", variant_names[v], *checksum, t.nodes, expected);
         exit(1);
     }
     return t1 - t0;
@@ -171,7 +221,7 @@ int main(int argc, char **argv)
 {
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
     int runs = bench_quick() ? QUICK_RUNS : RUNS;
-    uint64_t plain_ns[RUNS], pool_ns[RUNS], expected, nodes, plain_median, pool_median;
+    uint64_t ns[VARIANTS][RUNS], expected, nodes, plain_median, pool_median;
     uint64_t pool_cpu_ns = 0, pool_wall_ns = 0;
     pool_stats s0, s1;
     pool *p = bench_pool_create("utree", threads);
@@ -180,19 +230,19 @@ int main(int argc, char **argv)
 
     g_max_depth = bench_quick() ? QUICK_MAX_DEPTH : FULL_MAX_DEPTH;
     expected = bench_quick() ? 0 : EXPECTED_CHECKSUM;
-    run_once(NULL, expected, &nodes, &expected); /* the reference for every later run */
+    run_once(PLAIN, NULL, expected, &nodes, &expected); /* the reference for every later run */
 
     for (r = -1; r < runs; r++) { /* round -1: warm-up (it also starts the pool's threads) */
         if (r == 0)
             pool_stats_get(p, &s0);
-        for (v = 0; v < 2; v++) {
+        for (v = 0; v < VARIANTS; v++) {
             uint64_t w, c, cpu0;
             bench_sleep_ns(SETTLE_NS);
             cpu0 = bench_cpu_ns();
-            w = run_once(v ? p : NULL, expected, &nodes, &c);
+            w = run_once((enum variant)v, p, expected, &nodes, &c);
             if (r >= 0)
-                (v ? pool_ns : plain_ns)[r] = w;
-            if (r >= 0 && v) {
+                ns[v][r] = w;
+            if (r >= 0 && v == JOIN) {
                 pool_cpu_ns += bench_cpu_ns() - cpu0;
                 pool_wall_ns += w;
             }
@@ -203,10 +253,12 @@ int main(int argc, char **argv)
     printf("utree: %" PRIu64 " nodes (max depth %u, 0..%u children, %d hash rounds each), "
            "checksum %016" PRIx64 ", %d runs each\n", nodes, g_max_depth, MAX_CHILDREN,
            WORK_ROUNDS, expected, runs);
-    plain_median = bench_report_ms("plain walk", plain_ns, runs, 0, NULL);
+    plain_median = bench_report_ms("plain walk", ns[PLAIN], runs, 0, NULL);
     snprintf(label, sizeof label, "pool_join, %d thread%s", threads, threads == 1 ? "" : "s");
-    pool_median = bench_report_ms(label, pool_ns, runs, plain_median, "plain");
-    printf("pool runs: %.2f cores busy on average; per run: %.0f joins stolen, %.0f failed "
+    pool_median = bench_report_ms(label, ns[JOIN], runs, plain_median, "plain");
+    snprintf(label, sizeof label, "pool_scope, %d thread%s", threads, threads == 1 ? "" : "s");
+    bench_report_ms(label, ns[SCOPE], runs, plain_median, "plain");
+    printf("pool_join runs: %.2f cores busy on average; per run: %.0f joins stolen, %.0f failed "
            "steals, %.1f sleeps\n", (double)pool_cpu_ns / (double)pool_wall_ns,
            (double)(s1.jobs_stolen - s0.jobs_stolen) / runs,
            (double)(s1.steals_failed - s0.steals_failed) / runs, (double)(s1.sleeps - s0.sleeps) / runs);
