@@ -33,6 +33,7 @@
  *                          run.sh sets it below 1 under sanitizers.
  *   test_scaled(n, min)    n * test_scale(), but at least min.
  *   test_pool(threads)     a new pool of that many workers, or exit(2).
+ *   test_pool_cfg(cfg)     a new pool with that configuration, or exit(2).
  *   test_fib(arg)          fib through pool_join on test_fib_pool.
  *   test_threads_named(n)  how many threads of the process are named n.
  *   test_finish(name)      prints the verdict; returns the exit status.
@@ -385,17 +386,22 @@ TEST__UNUSED static int test_setenv(const char *name, const char *value) {
 
 /* A pool with exactly `threads` workers (0: the default count); exits the
    test if it cannot be created. */
-TEST__UNUSED static pool *test_pool(int threads) {
+TEST__UNUSED static pool *test_pool_cfg(const pool_config *cfg) {
     pool *p = NULL;
-    pool_config cfg;
     int rc;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.num_threads = threads;
-    if ((rc = pool_create(&p, &cfg)) != 0) {
-        fprintf(stderr, "pool_create(num_threads=%d) failed: %d\n", threads, rc);
+    if ((rc = pool_create(&p, cfg)) != 0) {
+        fprintf(stderr, "pool_create(num_threads=%d, stack_size=%zu) failed: %d\n",
+                cfg->num_threads, cfg->stack_size, rc);
         exit(2);
     }
     return p;
+}
+
+TEST__UNUSED static pool *test_pool(int threads) {
+    pool_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = threads;
+    return test_pool_cfg(&cfg);
 }
 
 /* fib(n) through pool_join on test_fib_pool, with no cutoff. */

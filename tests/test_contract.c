@@ -56,18 +56,12 @@ static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_p
 }
 
 static pool *pool_with(int threads, size_t stack, int max_blocking) {
-    pool *p = NULL;
     pool_config cfg;
-    int rc;
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = threads;
     cfg.stack_size = stack;
     cfg.max_blocking_threads = max_blocking;
-    if ((rc = pool_create(&p, &cfg)) != 0) {
-        fprintf(stderr, "pool_create failed: %d\n", rc);
-        exit(2);
-    }
-    return p;
+    return test_pool_cfg(&cfg);
 }
 
 static void wait_flag(atomic_int *flag, double seconds) {

@@ -87,17 +87,11 @@ static void tree(void *arg) {
 }
 
 static pool *pool_with_stack(int threads, size_t stack) {
-    pool *p = NULL;
     pool_config cfg;
-    int rc;
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = threads;
     cfg.stack_size = stack;
-    if ((rc = pool_create(&p, &cfg)) != 0) {
-        fprintf(stderr, "pool_create(stack %zu) failed: %d\n", stack, rc);
-        exit(2);
-    }
-    return p;
+    return test_pool_cfg(&cfg);
 }
 
 static void test_nesting(enum leaf_kind kind, int threads, int depth) {
