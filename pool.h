@@ -42,11 +42,7 @@
        in parallel, and returns when both are done. pool_call(p, fn, arg)
        runs fn on the pool and waits. pool_parallel_for splits a range.
      - scopes: pool_scope_init / pool_scope_spawn / pool_scope_wait run any
-       number of caller-owned tasks and wait for all of them. A worker of
-       the scope's pool that already has 8 tasks queued runs a spawn at
-       once, as a call, before pool_scope_spawn returns (the spawn
-       throttle): a task must not wait for something its spawner does
-       after the spawn.
+       number of caller-owned tasks and wait for all of them.
      - detached tasks: pool_submit / pool_submit_batch queue caller-owned
        tasks and return at once.
 
@@ -3489,21 +3485,6 @@ static void pool__scope_task_done(pool_scope *s) {
     if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) == 1) pool__latch_set(&s->pool__done);
 }
 
-/* The spawn throttle: a worker whose own deque already holds
-   POOL__SPAWN_INLINE_QUEUED tasks runs a new spawn at once, as a call,
-   instead of queueing it: thieves have plenty to take, and queueing costs
-   the deque's push and pop. The task runs as part of the spawner's run
-   (no new run frame), so what it pushes belongs where the spawner's
-   pushes belong, and waits nest as the program nests. */
-#ifndef POOL__SPAWN_INLINE_QUEUED
-#define POOL__SPAWN_INLINE_QUEUED 8
-#endif
-
-POOL__INLINE int pool__spawn_inline(pool *p) {
-    pool__worker *w = pool__current;
-    return w && w->home == p && pool__deque_len(&w->deque) >= POOL__SPAWN_INLINE_QUEUED;
-}
-
 POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     int rc;
     if (!s || !t || !t->run) return EINVAL;
@@ -3518,10 +3499,6 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
        this cannot race with the final decrement; the task itself is
        published by pool__post. */
     POOL__FETCH_ADD(&s->pool__pending, 1, POOL__RELAXED);
-    if (pool__spawn_inline(s->pool__pool)) {
-        pool__execute(pool__current, t, 0);
-        return 0;
-    }
     rc = pool__post(s->pool__pool, t);
     if (rc) {
         POOL__FETCH_SUB(&s->pool__pending, 1, POOL__RELAXED);
@@ -4279,8 +4256,7 @@ VERSION HISTORY
          retries failed thread starts; pool_scope_wait_status; blocking
          jobs refuse a second queueing and may submit themselves again;
          fairness toward injected work; stack_size probed at create;
-         the idle spin budget (spin_us, $POOL_SPIN_US, pool_stats.spin_ns);
-         the spawn throttle (a worker with 8 tasks queued runs a spawn)
+         the idle spin budget (spin_us, $POOL_SPIN_US, pool_stats.spin_ns)
   0.2.0  per-worker stats and pool_stats_print; POOL_TRACE and
          pool_trace_write; CPU pinning; cgroup-aware default size; fork
          safety; native Windows threads and WaitOnAddress; FreeBSD

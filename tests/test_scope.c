@@ -2,9 +2,7 @@
  *
  * Scopes: 100,000 flat tasks spawned from outside and from a worker; a tree
  * of nested spawns into the same scope; a scope reused after its wait.
- * Every task counts itself once; the counts must be exact. The spawn
- * throttle: on one worker, exactly the spawns made with 8 or more tasks
- * queued run before their spawn returns, as tasks of their scope.
+ * Every task counts itself once; the counts must be exact.
  * parallel_for: empty, one-element, tiny, odd and large ranges, with grain
  * 0 (adaptive) and explicit grains; each index must be visited exactly
  * once, and the sum of the indices must match.
@@ -161,60 +159,6 @@ static void check_ranges(void *arg) {
     }
 }
 
-/* The spawn throttle: on a worker with POOL__SPAWN_INLINE_QUEUED tasks
-   queued, a spawn runs at once, as a task of its scope (so waiting on that
-   scope from it is EDEADLK). One thread: no thief changes the count. */
-#define THROTTLE_TASKS 40
-
-typedef struct throttle_task {
-    pool_task task;
-    pool_scope *scope;
-    int spawn_returned; /* set by the spawner once pool_scope_spawn returned */
-    int ran_inline;     /* the task ran before its spawn returned */
-    int wait_status;    /* pool_scope_wait_status on its own scope */
-    atomic_int runs;
-} throttle_task;
-
-static void throttle_run(pool_task *t) {
-    throttle_task *x = (throttle_task *)(void *)((char *)t - offsetof(throttle_task, task));
-    x->ran_inline = !x->spawn_returned;
-    x->wait_status = pool_scope_wait_status(x->scope);
-    atomic_fetch_add(&x->runs, 1);
-}
-
-static throttle_task throttle_tasks[THROTTLE_TASKS];
-
-static void throttle_spawner(void *arg) {
-    throttle_task *tasks = throttle_tasks;
-    pool_scope s;
-    int i;
-    pool_scope_init(&s, (pool *)arg);
-    for (i = 0; i < THROTTLE_TASKS; i++) {
-        tasks[i].task = (pool_task)POOL_TASK_INIT(throttle_run);
-        tasks[i].scope = &s;
-        CHECK(pool_scope_spawn(&s, &tasks[i].task) == 0);
-        tasks[i].spawn_returned = 1;
-    }
-    pool_scope_wait(&s);
-}
-
-static void spawn_throttle(void) {
-    throttle_task *tasks = throttle_tasks;
-    pool *p = test_pool(1);
-    int i;
-    printf("  1 thread: spawns past %d queued run at once\n", POOL__SPAWN_INLINE_QUEUED);
-    pool_call(p, throttle_spawner, p);
-    for (i = 0; i < THROTTLE_TASKS; i++) {
-        CHECK_MSG(atomic_load(&tasks[i].runs) == 1, "task %d ran %d times", i,
-                  atomic_load(&tasks[i].runs));
-        CHECK_MSG(tasks[i].ran_inline == (i >= POOL__SPAWN_INLINE_QUEUED),
-                  "task %d ran %s its spawn returned", i, tasks[i].ran_inline ? "before" : "after");
-        CHECK_MSG(tasks[i].wait_status == EDEADLK, "task %d waiting on its own scope: %d", i,
-                  tasks[i].wait_status);
-    }
-    CHECK(pool_destroy(p) == 0);
-}
-
 int main(void) {
     int sizes[] = {1, 2, 4, 16};
     size_t s;
@@ -240,7 +184,6 @@ int main(void) {
         pool_call(p, check_ranges, &ra); /* from a worker */
         CHECK(pool_destroy(p) == 0);
     }
-    spawn_throttle();
     CHECK(pool_scope_spawn(NULL, NULL) == EINVAL);
     if (test_failures()) {
         printf("test_scope: %ld check(s) FAILED\n", test_failures());
