@@ -2134,6 +2134,7 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
 
 /* Ends the spin of an idle spell, if it had one: counts its time. */
 static void pool__spin_end(pool__worker *w, pool__idle *idle, uint64_t now) {
+    (void)w, (void)now; /* unused with POOL_NO_STATS */
     if (!idle->spin_from) return;
     POOL__COUNT(w->stats.spin_ns, now - idle->spin_from);
     idle->spin_from = 0;
