@@ -1492,6 +1492,7 @@ typedef struct pool__worker {
     POOL__ALIGNED uint64_t rng;
     uint64_t runs;        /* runs begun, the last one's id */
     uint64_t run_current; /* the id of the innermost run under way; 0: none */
+    int64_t run_base;     /* its base: the deque bottom when it began */
     uint32_t run_depth;   /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
     uint32_t ticks;       /* searches of the main loop, for its fairness rule */
     uint32_t wait_depth;  /* waits nested on its stack */
@@ -1628,16 +1629,21 @@ static void pool__monitor_retry(pool *p) {
     pool__mutex_unlock(&p->monitor.lock);
 }
 
-/* Starts the next thread of p if it has fewer than `limit`: num_threads
-   for a worker, max_workers for a spare that stands in for a parked one
-   (see the waiting section). Called when work is posted that no awake
-   worker can take, and when a worker parks. A poster never blocks on the
-   lock (wait_for_lock 0): if another thread is starting one, that is
-   enough. A failed start is counted and tried again later, by the monitor
-   thread while the pool is short of threads and by the next post; the
-   pool carries on with the threads it has, and with none at all the
-   threads that wait for work run their own (pool__wait_elsewhere).
-   Returns the number of threads started so far.
+/* Starts the next thread of p if it has fewer than it wants: num_threads
+   (without `spares`), or with `spares` pool__threads_wanted, which counts
+   a spare for each parked worker (see the waiting section); the count is
+   read again under the lock, so that a start under way for somebody else
+   does not hide a park that came meanwhile. Called when work is posted
+   that no awake worker can take, and when a worker parks. A poster never
+   blocks on the lock (wait_for_lock 0): whoever holds it is starting a
+   thread, which will look for that work and wake or start more if it
+   finds plenty. A parker waits for the lock (wait_for_lock 1): the
+   holder may have read the count before the park, and nobody else would
+   start the parker's spare. A failed start is counted and tried again
+   later, by the monitor thread while the pool is short of threads and by
+   the next post; the pool carries on with the threads it has, and with
+   none at all the threads that wait for work run their own
+   (pool__wait_elsewhere). Returns the number of threads started so far.
 
    A poster tries again no sooner than POOL__SPAWN_RETRY_NS after a
    failure: a system out of threads fails every thread creation, each one
@@ -1645,12 +1651,28 @@ static void pool__monitor_retry(pool *p) {
    no thread at all, or that parks (wait_for_lock 1), tries at once. */
 #define POOL__SPAWN_RETRY_NS 1000000
 
-static uint32_t pool__spawn(pool *p, int wait_for_lock, uint32_t limit) {
-    uint32_t started;
+/* The threads p should have started: num_threads, and a spare for each
+   worker parked in a wait (see the waiting section), up to max_workers.
+   `mo` is relaxed on the join's fast path: a stale count there costs
+   parallelism for a moment, never a job, since the pusher pops its own
+   work. A poster that has just made work visible reads it seq_cst: with
+   the seq_cst increment in pool__park_begin and the parker's seq_cst look
+   at the injector, that is a store-load pair, so a poster and a worker
+   that parks at the same moment cannot both miss each other (the poster
+   sees the park and starts a spare, or the parker sees the work). */
+POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
+    uint32_t want = (uint32_t)p->num_threads + POOL__LOAD(&p->parked, mo);
+    return want < p->max_workers ? want : p->max_workers;
+}
+
+static uint32_t pool__spawn(pool *p, int wait_for_lock, int spares) {
+    uint32_t started, limit;
     uint64_t retry;
     pool__worker *w;
     /* Relaxed: a stale value only costs one extra trip to the lock. */
     started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
+    /* seq_cst: see pool__threads_wanted. */
+    limit = spares ? pool__threads_wanted(p, POOL__SEQ_CST) : (uint32_t)p->num_threads;
     if (started >= limit) return started;
     /* Relaxed: a hint; the lock below decides. While the pool has no
        thread at all every post tries: nobody else would run its work. */
@@ -1659,6 +1681,9 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock, uint32_t limit) {
     if (wait_for_lock) pool__mutex_lock(&p->spawn_lock);
     else if (!pool__mutex_trylock(&p->spawn_lock)) return started;
     started = p->threads_started;
+    /* Relaxed: a park before the previous holder's unlock is seen through
+       the lock; a later one is its parker's to start. */
+    if (spares) limit = pool__threads_wanted(p, POOL__RELAXED);
     if (!p->spawn_closed && started < limit) {
         w = pool__worker_new(p, started);
         if (w && pool__thread_start(&w->thread, pool__worker_main, w, p->stack_size) == 0) {
@@ -1985,28 +2010,15 @@ static void pool__notify_worker(pool__worker *w) {
     }
 }
 
-/* The threads p should have started: num_threads, and a spare for each
-   worker parked in a wait (see the waiting section), up to max_workers.
-   `mo` is relaxed on the join's fast path: a stale count there costs
-   parallelism for a moment, never a job, since the pusher pops its own
-   work. A poster that has just made work visible reads it seq_cst: with
-   the seq_cst increment in pool__park_begin and the parker's seq_cst look
-   at the injector, that is a store-load pair, so a poster and a worker
-   that parks at the same moment cannot both miss each other (the poster
-   sees the park and starts a spare, or the parker sees the work). */
-POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
-    uint32_t want = (uint32_t)p->num_threads + POOL__LOAD(&p->parked, mo);
-    return want < p->max_workers ? want : p->max_workers;
-}
-
 /* n jobs were just made visible; c is the counters word after the post.
    The rule for how many sleepers to wake: if the queue already had work,
    the awake searchers are evidently not keeping up, so wake one sleeper
    per job; if it was empty, the awake searchers will take the first jobs,
    so wake sleepers only for the rest. If that still leaves jobs nobody
-   can take, start another thread. Returns how many awake idle workers
-   it counted on to take the jobs. */
-POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int queue_was_empty) {
+   can take, start another thread (wait_for_lock: see pool__spawn).
+   Returns how many awake idle workers it counted on to take the jobs. */
+POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int queue_was_empty,
+                                        int wait_for_lock) {
     uint32_t sleeping = pool__sleeping_of(c), inactive = pool__inactive_of(c);
     /* A woken worker may leave idle before its waker un-counts it asleep,
        so for a moment sleeping can exceed inactive. */
@@ -2016,7 +2028,7 @@ POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int que
     else if (awake_idle < n) to_wake = n - awake_idle;
     if (to_wake > sleeping) to_wake = sleeping;
     if (to_wake) woken = pool__wake_any(p, to_wake);
-    if (awake_idle + woken < n) pool__spawn(p, 0, pool__threads_wanted(p, POOL__SEQ_CST));
+    if (awake_idle + woken < n) pool__spawn(p, wait_for_lock, 1);
     return awake_idle;
 }
 
@@ -2035,7 +2047,7 @@ static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n, in
     POOL__TRACE(p, POOL__EV_INJECT, n > UINT32_MAX ? UINT32_MAX : n);
     POOL__CHAOS();
     awake_idle = pool__wake_for_jobs(p, pool__jec_post(p), n > 65535 ? 65535 : (uint32_t)n,
-                                     was_empty);
+                                     was_empty, 0);
     if (awake) *awake = awake_idle > 0;
     return 0;
 }
@@ -2045,11 +2057,11 @@ static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n, in
    read-modify-write here (seq_cst) is the poster's store-load barrier. A
    sleeper's announce reads this value or a later one, and so sees the
    moved tasks; or it came first, and then the post changes the JEC under
-   the sleeper's feet. */
-static void pool__new_moved_jobs(pool__worker *w, uint32_t n) {
+   the sleeper's feet. wait_for_lock: see pool__spawn. */
+static void pool__new_moved_jobs(pool__worker *w, uint32_t n, int wait_for_lock) {
     pool *p = w->home;
     uint64_t c = pool__jec_post_from(p, POOL__FETCH_ADD(&p->counters, 0, POOL__SEQ_CST));
-    pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n);
+    pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n, wait_for_lock);
 }
 
 /* n tasks were pushed onto w's own deque. This runs on every join, so the
@@ -2067,7 +2079,7 @@ POOL__INLINE void pool__new_local_jobs(pool__worker *w, uint32_t n) {
     if (pool__sleeping_of(c) == 0 &&
         POOL__LOAD(&p->threads_started, POOL__RELAXED) >= pool__threads_wanted(p, POOL__RELAXED))
         return;
-    pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n);
+    pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n, 0);
 }
 
 /* Back to UNSET, consuming a SET if there is one. Acquire pairs with the
@@ -2175,16 +2187,21 @@ static void pool__no_work_found(pool__worker *w, pool__idle *idle) {
 /*                                                                          */
 /* A latch is set once per round, by the thread that finished the job, and  */
 /* its waiters poll it while they help (see the waiting section) and block  */
-/* on its word when they park. The word holds two bits and a round number:  */
+/* on its word when they park. The word holds three bits and a round number:*/
 /* DONE, set by the setter; WAITING, set by a waiter about to block, so     */
-/* that the setter makes a system call only when somebody sleeps; and from  */
-/* bit 2 up the round, which a scope bumps when it re-arms its latch for    */
-/* reuse (a job's latch stays in round 0).                                  */
+/* that the setter makes a system call only when somebody sleeps; OWNED,    */
+/* which a scope's latch carries while one thread waits for the scope (see  */
+/* pool__scope_wait); and from bit 3 up the round, which a scope bumps when */
+/* it re-arms its latch for reuse (a job's latch stays in round 0). The     */
+/* round wraps after 2^29 re-arms; a waiter that slept through exactly that */
+/* many would take the new round for its own and wait on.                   */
 /* ------------------------------------------------------------------------ */
 
 #define POOL__LATCH_WAITING 1u
 #define POOL__LATCH_DONE 2u
-#define POOL__LATCH_ROUND 4u
+#define POOL__LATCH_OWNED 4u
+#define POOL__LATCH_FLAGS 7u
+#define POOL__LATCH_ROUND 8u
 
 static void pool__latch_init(pool__latch *l) { l->state = 0; }
 
@@ -2216,12 +2233,12 @@ static int pool__latch_spin(pool__latch *l, int spins) {
 }
 
 /* Blocks on l's word once, in the round it was in at `round` (the word
-   without its two bits); returns 1 if that round is done or over, else 0
+   without its flags); returns 1 if that round is done or over, else 0
    (the wake-up was spurious). */
 static int pool__latch_park_in(pool__latch *l, uint32_t round) {
     /* Acquire: DONE means the job's effects are visible. */
     uint32_t s = POOL__LOAD(&l->state, POOL__ACQUIRE);
-    if ((s & ~(POOL__LATCH_WAITING | POOL__LATCH_DONE)) != round || (s & POOL__LATCH_DONE))
+    if ((s & ~POOL__LATCH_FLAGS) != round || (s & POOL__LATCH_DONE))
         return 1;
     if (!(s & POOL__LATCH_WAITING) &&
         !POOL__CAS(&l->state, &s, s | POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE))
@@ -2233,7 +2250,7 @@ static int pool__latch_park_in(pool__latch *l, uint32_t round) {
 
 /* Blocks on l's word once; returns 1 if l is done. */
 static int pool__latch_park(pool__latch *l) {
-    uint32_t round = POOL__LOAD(&l->state, POOL__RELAXED) & ~(POOL__LATCH_WAITING | POOL__LATCH_DONE);
+    uint32_t round = POOL__LOAD(&l->state, POOL__RELAXED) & ~POOL__LATCH_FLAGS;
     return pool__latch_park_in(l, round) && pool__latch_is_done(l);
 }
 
@@ -2325,15 +2342,28 @@ static int pool__inside_task_of(const pool *p, const pool_scope *s) {
     return s && pool__current && pool__current->running_scope == s;
 }
 
+/* The run a worker's new run is nested in, restored when that one ends. */
+typedef struct pool__outer_run {
+    uint64_t id;
+    int64_t base;
+} pool__outer_run;
+
 /* w begins a run of task t (see "Which runs belong" in the waiting
-   section): a new id and, while there is room, a frame. The stores are
-   releases, read with acquires by waiters: one that sees the id sees the
-   base and tag stored before it, and one that sees a later run's base or
-   tag sees this run's end too. Returns the id of the run it is nested in. */
-static uint64_t pool__run_begin(pool__worker *w, pool_task *t, pool_scope *scope) {
-    uint64_t outer = w->run_current, id = ++w->runs;
+   section): a new id, its base (w's deque bottom now: what lies below is
+   outer runs' work, which w's waits leave alone, see pool__own_work) and,
+   while there is room, a frame. The frame's stores are releases, read with
+   acquires by waiters: one that sees the id sees the base and tag stored
+   before it, and one that sees a later run's base or tag sees this run's
+   end too. Returns the run it is nested in. */
+static pool__outer_run pool__run_begin(pool__worker *w, pool_task *t, pool_scope *scope) {
+    pool__outer_run outer;
+    uint64_t id = ++w->runs;
     uint32_t depth = w->run_depth++;
+    /* Relaxed: only the owner writes bottom. */
+    int64_t base = POOL__LOAD(&w->deque.bottom, POOL__RELAXED);
+    outer.id = w->run_current, outer.base = w->run_base;
     w->run_current = id;
+    w->run_base = base;
     if (pool__is_call_job(t)) {
         pool__call_job *job = (pool__call_job *)(void *)((char *)t - offsetof(pool__call_job, task));
         /* Relaxed: a hint to its joiner of where to look; the frame decides. */
@@ -2341,8 +2371,7 @@ static uint64_t pool__run_begin(pool__worker *w, pool_task *t, pool_scope *scope
     }
     if (depth < POOL__FRAMES) {
         pool__frame *f = &w->frames[depth];
-        /* Relaxed load: only the owner writes bottom. */
-        POOL__STORE(&f->base, POOL__LOAD(&w->deque.bottom, POOL__RELAXED), POOL__RELEASE);
+        POOL__STORE(&f->base, base, POOL__RELEASE);
         POOL__STORE(&f->tag, pool__is_call_job(t) ? (const void *)t : (const void *)scope,
                     POOL__RELEASE);
         POOL__STORE(&f->run, id, POOL__RELEASE);
@@ -2352,10 +2381,11 @@ static uint64_t pool__run_begin(pool__worker *w, pool_task *t, pool_scope *scope
 
 /* The end of w's innermost run: its frame is freed, and everything w
    pushes from here on belongs to the run it was nested in. */
-static void pool__run_end(pool__worker *w, uint64_t outer) {
+static void pool__run_end(pool__worker *w, pool__outer_run outer) {
     uint32_t depth = --w->run_depth;
     if (depth < POOL__FRAMES) POOL__STORE(&w->frames[depth].run, 0, POOL__RELEASE);
-    w->run_current = outer;
+    w->run_current = outer.id;
+    w->run_base = outer.base;
 }
 
 /* Runs task t, taken from a queue of w's pool, on worker w. The task may
@@ -2367,7 +2397,7 @@ static void pool__run_end(pool__worker *w, uint64_t outer) {
 POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     pool_scope *scope = pool__unmark_queued(t);
     const pool_scope *outer_scope = w->running_scope;
-    uint64_t outer_run = 0;
+    pool__outer_run outer_run = {0, 0};
     POOL__COUNT(w->stats.jobs_run, 1);
     w->running_scope = scope;
     if (new_run) outer_run = pool__run_begin(w, t, scope);
@@ -2503,7 +2533,7 @@ static void pool__leave_idle(pool__worker *w, int more) {
     pool *p = w->home;
     uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__SEQ_CST);
     POOL__CHAOS();
-    if (more || pool__work_visible(p)) pool__wake_for_jobs(p, c - POOL__ONE_INACTIVE, 1, 0);
+    if (more || pool__work_visible(p)) pool__wake_for_jobs(p, c - POOL__ONE_INACTIVE, 1, 0, 0);
 }
 
 /* The main loop of a worker: runs any work it finds until the pool
@@ -2527,7 +2557,7 @@ static void pool__worker_loop(pool__worker *w) {
                 if (idle.spin_from) pool__spin_end(w, &idle, pool__now_ns());
             }
             idle.woken = 0;
-            if (moved) pool__new_moved_jobs(w, moved);
+            if (moved) pool__new_moved_jobs(w, moved, 0);
             pool__execute(w, t, 1);
             continue;
         }
@@ -2723,18 +2753,26 @@ static void pool__hand_off(pool *p, pool_task *first, pool_task *last, size_t n)
 /* From w's own deque, for a waiter: the newest task if it is a task of the
    scope it waits for. Detached tasks on top (left by work it ran while it
    waited) are handed to the pool on the way; anything else, an outer
-   join's half or another scope's task, is put back for thieves. */
+   join's half or another scope's task, is put back for thieves. Nothing
+   below the base of w's run is touched: that is outer runs' work, none of
+   it the waiter's, and a task put back after its pop emptied the deque
+   lands one slot higher (the pop moved top past it), where, at the base,
+   a waiter for this run would take it for part of the run. */
 static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt) {
-    pool_task *t, *first = NULL, *last = NULL;
+    pool_task *t, *mine = NULL, *first = NULL, *last = NULL;
     size_t n = 0;
-    while ((t = pool__deque_pop(&w->deque)) != NULL) {
+    /* Relaxed: only the owner writes bottom. */
+    while (POOL__LOAD(&w->deque.bottom, POOL__RELAXED) > w->run_base &&
+           (t = pool__deque_pop(&w->deque)) != NULL) {
         pool_scope *scope = pool__scope_of(t);
-        if (scope && scope == wt->scope) break;
+        if (scope && scope == wt->scope) {
+            mine = t;
+            break;
+        }
         if (scope || pool__is_call_job(t)) {
-            int rc = pool__deque_push(&w->deque, t); /* the slot it just left */
+            int rc = pool__deque_push(&w->deque, t); /* at or above the base still */
             POOL_ASSERT(rc == 0);
             (void)rc;
-            t = NULL;
             break;
         }
         if (last) last->pool__next = t;
@@ -2743,7 +2781,7 @@ static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt) {
         n++;
     }
     if (first) pool__hand_off(w->home, first, last, n);
-    return t;
+    return mine;
 }
 
 /* Whether t, stolen from worker v's deque at or above the base of v's run
@@ -2809,9 +2847,9 @@ static void pool__park_begin(pool__worker *w) {
     POOL__FETCH_ADD(&p->parked, 1, POOL__SEQ_CST);
     POOL__STORE(&w->stats.waits_parked, w->stats.waits_parked + 1, POOL__RELAXED); /* a statistic */
     if (left > 0)
-        pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left);
+        pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left, 1);
     else if (pool__work_visible(p))
-        pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), 1, 0);
+        pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), 1, 0, 1);
 }
 
 static void pool__park_end(pool__worker *w) {
@@ -2899,7 +2937,7 @@ static void pool__wait_elsewhere(pool__worker *w, const pool__awaited *wt, int s
                    for a start already under way. Once one exists it stays
                    until pool_destroy, which runs what is left itself. */
                 if (!tried_spawn++ && !POOL__LOAD(&p->workers_gone, POOL__ACQUIRE) &&
-                    pool__spawn(p, 1, (uint32_t)p->num_threads) > 0)
+                    pool__spawn(p, 1, 0) > 0)
                     continue;
                 if ((t = pool__take_own(p, wt)) != NULL) {
                     pool__execute_helping(p, t);
@@ -2968,7 +3006,7 @@ static POOL__THREAD_PROC(pool__monitor_main) {
         if (!pool__cond_wait_until(&m->wake, &m->lock, next)) continue;
         m->retry = 0, next = 0;
         pool__mutex_unlock(&m->lock);
-        if (pool__short_of_threads(p)) pool__spawn(p, 1, pool__threads_wanted(p, POOL__RELAXED));
+        if (pool__short_of_threads(p)) pool__spawn(p, 1, 1);
         pool__mutex_lock(&m->lock);
         if (m->retry && backoff < POOL__RETRY_MAX_NS) backoff *= 2;
     }
@@ -3458,15 +3496,21 @@ static int pool__post(pool *p, pool_task *t) {
    waiter comes (POOL__SCOPE_UNWAITED, a high bit), and whoever brings the
    count to zero sets the latch. A task that spawns into the scope holds a
    count itself while it runs, so the count cannot reach zero under a
-   spawn. The waiter takes the reference away with a CAS that succeeds only
-   while it is there, so of two threads that wait at once exactly one does:
-   the other only blocks on the latch until that wait ends (a latch wakes
-   all its waiters). The waiter then re-arms the scope for reuse, latch
-   first (into a new round, which tells late waiters of the old one that it
-   is over), then the reference, with plain stores: a single waiter costs
-   one read-modify-write, as it always did. The scope also remembers the
-   worker and run it was made in, which tells waiters that its tasks
-   descend from that run (see the waiting section). */
+   spawn. The scope also remembers the worker and run it was made in,
+   which tells waiters that its tasks descend from that run (see the
+   waiting section).
+
+   Several threads may wait for one scope at once, and again and again.
+   Exactly one of them owns the wait: it sets OWNED in the latch word with
+   a CAS, takes the reference away, waits, and re-arms the scope. The
+   others join the wait under way: they block on the latch until its round
+   is done or over. Whether a wait is under way and which round it is in
+   live in one word, read at once, so a joiner can never block in a round
+   that nobody owns: OWNED and the round are set and cleared together, and
+   the owner's re-arm (the next round, flags clear, with an exchange) wakes
+   whoever blocked in its round meanwhile. The joiner's CAS that sets
+   WAITING fails once the round has moved on, and pool__wait compares the
+   word, so no wake-up falls between a joiner's look and its block. */
 #define POOL__SCOPE_UNWAITED ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 2))
 
 POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
@@ -3508,42 +3552,24 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     return rc;
 }
 
-/* Another thread is waiting for s: block until the round of the latch that
-   it waits in is done, or over. */
-static void pool__scope_wait_other(pool_scope *s) {
-    /* Acquire: pairs with the re-arming release in pool_scope_wait_status. */
-    uint32_t round = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE) &
-                     ~(POOL__LATCH_WAITING | POOL__LATCH_DONE);
+/* Another thread owns the wait for s, in round `round`: block until that
+   round is done or over. */
+static void pool__scope_wait_other(pool_scope *s, uint32_t round) {
     pool__worker *w = pool__current;
     if (w) pool__park_begin(w);
     while (!pool__latch_park_in(&s->pool__done, round)) continue;
     if (w) pool__park_end(w);
 }
 
-POOL__INLINE int pool__scope_wait(pool_scope *s) {
-    pool *p;
+/* The owner of the wait for s (see above), in round `round`, waits for its
+   tasks and re-arms it. */
+static void pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
+    pool__worker *w = pool__current;
     pool__awaited wt;
-    size_t pending;
-    uint32_t round;
-    if (!s) return EINVAL;
-    if (!(p = s->pool__pool)) return 0; /* every task ran when it was spawned */
-    if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
-        s->pool__pending = POOL__SCOPE_UNWAITED;
-        return 0;
-    }
-    if (pool__inside_task_of(NULL, s)) return EDEADLK; /* it would wait for itself */
-    /* acq_rel, as in pool__scope_task_done; the acquire also pairs with the
-       release that re-armed the scope. */
-    pending = POOL__LOAD(&s->pool__pending, POOL__RELAXED); /* the CAS decides */
-    do {
-        if (!(pending & POOL__SCOPE_UNWAITED)) { /* another thread is waiting */
-            pool__scope_wait_other(s);
-            return 0;
-        }
-    } while (!POOL__CAS(&s->pool__pending, &pending, pending - POOL__SCOPE_UNWAITED,
-                        POOL__ACQ_REL, POOL__RELAXED));
-    if (pending != POOL__SCOPE_UNWAITED) { /* tasks are unfinished */
-        pool__worker *w = pool__current;
+    /* acq_rel, as in pool__scope_task_done: the acquire sees the effects of
+       every task that finished already. */
+    if (POOL__FETCH_SUB(&s->pool__pending, POOL__SCOPE_UNWAITED, POOL__ACQ_REL) !=
+        POOL__SCOPE_UNWAITED) { /* tasks are unfinished */
         wt.done = &s->pool__done;
         wt.runner = p;
         wt.tag = s;
@@ -3553,12 +3579,41 @@ POOL__INLINE int pool__scope_wait(pool_scope *s) {
         if (w && w->home == p) pool__wait_in_pool(w, &wt);
         else pool__wait_elsewhere(w, &wt, 1);
     }
-    /* Re-arm: the latch into its next round (releasing the waiters of this
-       one that have not looked yet), then the reference (release: the next
-       waiter's CAS sees the new round). Nobody else writes either now. */
-    round = POOL__LOAD(&s->pool__done.state, POOL__RELAXED) & ~(POOL__LATCH_WAITING | POOL__LATCH_DONE);
-    POOL__STORE(&s->pool__done.state, round + POOL__LATCH_ROUND, POOL__RELEASE);
-    POOL__STORE(&s->pool__pending, POOL__SCOPE_UNWAITED, POOL__RELEASE);
+    /* Re-arm: the reference back (relaxed: nobody else writes the count
+       now, and the exchange below publishes it), then the next round with
+       the flags clear. Release: pairs with the acquire of the next owner's
+       CAS and of joiners' loads, which then see the count restored. */
+    POOL__STORE(&s->pool__pending, POOL__SCOPE_UNWAITED, POOL__RELAXED);
+    if (POOL__XCHG(&s->pool__done.state, round + POOL__LATCH_ROUND, POOL__RELEASE) &
+        POOL__LATCH_WAITING)
+        pool__wake_all(&s->pool__done.state);
+}
+
+POOL__INLINE int pool__scope_wait(pool_scope *s) {
+    pool *p;
+    uint32_t state;
+    if (!s) return EINVAL;
+    if (!(p = s->pool__pool)) return 0; /* every task ran when it was spawned */
+    if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
+        s->pool__pending = POOL__SCOPE_UNWAITED;
+        pool__latch_init(&s->pool__done);
+        return 0;
+    }
+    if (pool__inside_task_of(NULL, s)) return EDEADLK; /* it would wait for itself */
+    /* Own the wait, or join the one under way. Acquire: pairs with the
+       re-arming release of the previous owner. */
+    state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
+    for (;;) {
+        if (state & POOL__LATCH_OWNED) {
+            pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS);
+            return 0;
+        }
+        POOL_ASSERT(!(state & (POOL__LATCH_DONE | POOL__LATCH_WAITING)));
+        if (POOL__CAS(&s->pool__done.state, &state, state | POOL__LATCH_OWNED, POOL__ACQUIRE,
+                      POOL__ACQUIRE))
+            break;
+    }
+    pool__scope_wait_owned(s, p, state & ~POOL__LATCH_FLAGS);
     return 0;
 }
 
@@ -3587,7 +3642,7 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
        thread exists it stays until destroy. Acquire: pairs with
        pool__spawn's release.) */
     if (!w && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 &&
-        pool__spawn(p, 1, (uint32_t)p->num_threads) == 0)
+        pool__spawn(p, 1, 0) == 0)
         return EAGAIN;
     for (i = 0; i < n; i++)
         if (pool__mark_queued(tasks[i], NULL) != 0) { /* queued already, or twice in the batch */

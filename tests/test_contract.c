@@ -427,6 +427,49 @@ static void test_scope_waiters(void) {
     CHECK(pool_destroy(p) == 0);
 }
 
+/* Threads that wait on one scope over and over, as fast as they can. Each
+   wait either takes the scope's reference or joins the wait under way; a
+   waiter that joined a wait just as its owner re-armed the scope used to
+   block in a round that nobody owned, and hang. */
+#define LOOP_WAITERS 3
+#define LOOP_WAITS 200000
+
+typedef struct loop_waiter {
+    pool_scope *scope;
+    long waits;
+    int failures;
+} loop_waiter;
+
+static void *scope_loop_waiter(void *arg) {
+    loop_waiter *lw = (loop_waiter *)arg;
+    long i;
+    for (i = 0; i < lw->waits; i++)
+        if (pool_scope_wait_status(lw->scope) != 0) lw->failures++;
+    return NULL;
+}
+
+static void test_scope_waiters_loop(void) {
+    pool *p = test_pool(2);
+    pool_scope s;
+    loop_waiter lw[LOOP_WAITERS];
+    pthread_t th[LOOP_WAITERS];
+    long waits = (long)test_scaled(LOOP_WAITS, 1000);
+    int i;
+    test_watchdog(60, "test_contract: threads waiting on one scope in a loop (a waiter joined a "
+                      "wait as its owner re-armed the scope, and blocked in a round nobody owns)");
+    printf("  %d threads waiting on one empty scope %ld times each\n", LOOP_WAITERS, waits);
+    pool_scope_init(&s, p);
+    for (i = 0; i < LOOP_WAITERS; i++) {
+        lw[i].scope = &s, lw[i].waits = waits, lw[i].failures = 0;
+        CHECK(pthread_create(&th[i], NULL, scope_loop_waiter, &lw[i]) == 0);
+    }
+    for (i = 0; i < LOOP_WAITERS; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_I64(lw[i].failures, 0);
+    }
+    CHECK(pool_destroy(p) == 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* pool_stats_print and a write error at the flush                          */
 /* ------------------------------------------------------------------------ */
@@ -460,6 +503,7 @@ int main(int argc, char **argv) {
         {"fairness", test_fairness},
         {"destroy_other_from_worker", test_destroy_other_from_worker},
         {"scope_waiters", test_scope_waiters},
+        {"scope_waiters_loop", test_scope_waiters_loop},
         {"stats_print_full", test_stats_print_full},
     };
     test_watchdog(30, "test_contract");

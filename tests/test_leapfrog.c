@@ -13,7 +13,10 @@
  *  - a run that has ended, or another run's frame: nothing;
  *  - from X's own deque while it waits for a scope: that scope's tasks
  *    (taken), detached tasks on top of them (handed off on the way), an
- *    outer join's half or another scope's task (put back, nothing taken).
+ *    outer join's half or another scope's task (put back, nothing taken);
+ *  - from a waiter's own deque below the base of its run: nothing popped,
+ *    so nothing put back above the base where a waiter for the run could
+ *    take it.
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -55,7 +58,7 @@ static void test_join_half(void) {
     pool__call_job job, half, outer;
     pool_task detached = POOL_TASK_INIT(nop_task);
     pool__awaited wt;
-    uint64_t outer_run;
+    pool__outer_run outer_run;
     int found;
     printf("  a stolen join half: what its waiter may take from the thief\n");
     pool__call_job_init(&job, nop_fn, NULL);
@@ -97,7 +100,7 @@ static void test_scopes(void) {
               c = POOL_TASK_INIT(nop_task), d = POOL_TASK_INIT(nop_task),
               first = POOL_TASK_INIT(nop_task);
     pool__awaited wt;
-    uint64_t outer_run;
+    pool__outer_run outer_run;
     int found;
     printf("  a scope: what its waiter may take from a worker running one of its tasks\n");
     pool__current = v;
@@ -170,6 +173,35 @@ static void test_own_deque(void) {
     (void)pool__unmark_queued(&detached), (void)pool__unmark_queued(&theirs);
 }
 
+/* V runs a stolen join half J (a run of its own) while an outer join's
+   half lies below that run's base, the only task on V's deque. V's task
+   waits for a scope: what V finds on its own deque must stay below the
+   run's base, where a waiter for J (which may take anything of J's run)
+   cannot reach it. Putting back a task whose pop emptied the deque lands
+   it one slot higher, so the waiter must not pop it in the first place. */
+static void test_own_deque_below_run(void) {
+    pool_scope waited;
+    pool__call_job job, outer;
+    pool__awaited wt, joiner;
+    pool__outer_run outer_run;
+    printf("  a waiter in a run leaves its deque below the run's base alone\n");
+    pool_scope_init(&waited, p);
+    pool__call_job_init(&job, nop_fn, NULL);
+    pool__call_job_init(&outer, nop_fn, NULL);
+    push(v, &outer.task, NULL);
+    outer_run = pool__run_begin(v, &job.task, NULL);
+    memset(&wt, 0, sizeof wt);
+    wt.runner = p;
+    wt.tag = &waited;
+    wt.scope = &waited;
+    CHECK(pool__own_work(v, &wt) == NULL);
+    joiner = awaited_join(&job);
+    CHECK(pool__leapfrog(x, &joiner) == NULL); /* the outer half is not J's */
+    CHECK_EQ_I64(pool__deque_len(&v->deque), 1);
+    pool__run_end(v, outer_run);
+    CHECK(pool__deque_pop(&v->deque) == &outer.task);
+}
+
 int main(void) {
     pool_config cfg;
     test_watchdog(30, "test_leapfrog");
@@ -186,6 +218,7 @@ int main(void) {
     test_join_half();
     test_scopes();
     test_own_deque();
+    test_own_deque_below_run();
     /* Take the slots back before pool_destroy, which would join their threads. */
     POOL__STORE(&p->threads_started, 0, POOL__RELEASE);
     pool__worker_free(p, x);

@@ -26,6 +26,9 @@
  *     stack.
  *  5. pools calling into each other in a cycle (A -> B -> A), with
  *     blocking-job waits in between, at 2 and at 16 threads per pool.
+ *  6. the only worker of a pool parks while another thread is starting a
+ *     thread of that pool (it holds the spawn lock): the parker's spare
+ *     still starts, and runs the task the parker left queued.
  *
  * Every part is guarded by the watchdog. With -DTEST_BASELINE the checks
  * of statistics that an older pool.h lacks are left out, so that the
@@ -340,6 +343,68 @@ static void test_busy_while_waiting(void) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* 6. A spare for a worker that parks while a thread start is under way     */
+/* ------------------------------------------------------------------------ */
+
+/* The only worker of A queues a task on its own deque and parks in a call
+   into B whose function waits for that very task. Only a spare thread can
+   run it. The test holds A's spawn lock (white-box) while the worker
+   parks, as a poster starting a thread at that moment would: the parker
+   must wait for the lock and then start its spare, not give up because
+   somebody else was busy starting one. The call into B gives up after
+   5 s, and the task's not having run by then fails the test. */
+static atomic_int spare_task_ran, spare_task_ran_in_wait;
+static pool_task spare_task;
+
+static void spare_task_run(pool_task *t) {
+    (void)t;
+    atomic_store(&spare_task_ran, 1);
+}
+
+static void b_waits_for_spare_task(void *arg) {
+    double until = test_now() + 5.0;
+    (void)arg;
+    while (!atomic_load(&spare_task_ran) && test_now() < until) test_sleep_us(1000);
+    atomic_store(&spare_task_ran_in_wait, atomic_load(&spare_task_ran));
+}
+
+static void park_with_task_queued(void *arg) {
+    (void)arg;
+    memset(&spare_task, 0, sizeof spare_task);
+    spare_task.run = spare_task_run;
+    CHECK(pool_submit(pool_a, &spare_task) == 0);
+    pool_call(pool_b, b_waits_for_spare_task, NULL);
+}
+
+static void *call_park_with_task_queued(void *arg) {
+    (void)arg;
+    pool_call(pool_a, park_with_task_queued, NULL);
+    return NULL;
+}
+
+static void nop(void *arg) { (void)arg; }
+
+static void test_spare_while_spawn_locked(void) {
+    pthread_t th;
+    test_watchdog(60, "test_waiting: a spare for a worker that parks while a start is under way");
+    printf("  a worker parks while another thread holds the spawn lock: its spare still starts\n");
+    pool_a = test_pool(1);
+    pool_b = test_pool(1);
+    pool_call(pool_a, nop, NULL); /* A's worker is running */
+    atomic_store(&spare_task_ran, 0);
+    atomic_store(&spare_task_ran_in_wait, 0);
+    pool__mutex_lock(&pool_a->spawn_lock);
+    CHECK(pthread_create(&th, NULL, call_park_with_task_queued, NULL) == 0);
+    test_sleep_us(200000); /* the worker parks meanwhile */
+    pool__mutex_unlock(&pool_a->spawn_lock);
+    pthread_join(th, NULL);
+    CHECK_MSG(atomic_load(&spare_task_ran_in_wait),
+              "the task queued by the parked worker did not run while it waited");
+    CHECK(pool_destroy(pool_a) == 0);
+    CHECK(pool_destroy(pool_b) == 0);
+}
+
+/* ------------------------------------------------------------------------ */
 /* 5. Cycles between pools, with blocking waits in between                  */
 /* ------------------------------------------------------------------------ */
 
@@ -432,6 +497,7 @@ int main(int argc, char **argv) {
         {"cycle_blocking_job", test_cycle_blocking_job},
         {"cycle_scope", test_cycle_scope},
         {"busy_while_waiting", test_busy_while_waiting},
+        {"spare_while_spawn_locked", test_spare_while_spawn_locked},
         {"cycles2", cycles2},
         {"cycles16", cycles16},
     };
