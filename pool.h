@@ -179,7 +179,9 @@
                       between searches) before the usual short search and
                       sleep, so that work arriving within that gap starts
                       without a kernel wake-up, for that much CPU per idle
-                      spell. 0: $POOL_SPIN_US if it is a number up to
+                      spell (from the end of one task to the start of the
+                      next, however often the worker is woken for work
+                      that another took first). 0: $POOL_SPIN_US if it is a number up to
                       1000000, else no spin (an idle pool costs next to
                       nothing). pool_stats.spin_ns says what it cost.
      cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
@@ -2153,10 +2155,12 @@ static void pool__spin_end(pool__worker *w, pool__idle *idle, uint64_t now) {
 }
 
 /* Whether an idle spell is within its spin budget: from its first
-   fruitless search on, for the pool's spin_ns. */
+   fruitless search on, for the pool's spin_ns. A spell runs from the end
+   of a task to the start of the next, so a worker woken that finds
+   nothing to do (somebody else took the work) does not spin again. */
 static int pool__spinning(pool__worker *w, pool__idle *idle) {
     uint64_t budget = w->home->spin_ns, now;
-    if (!budget) return 0;
+    if (!budget || idle->woken) return 0;
     now = pool__now_ns();
     if (!idle->spin_from) idle->spin_from = now;
     if (now - idle->spin_from < budget) return 1;

@@ -80,7 +80,8 @@ BEGIN {
 
 END {
     have_pool = 0; npeers = 0
-    for (j = 1; j <= nrt; j++) if (rt[j] == "pool.h") have_pool = 1; else npeers++
+    # pool.h-spin is pool.h with another setting, not a peer.
+    for (j = 1; j <= nrt; j++) if (rt[j] == "pool.h") have_pool = 1; else if (rt[j] !~ /^pool\.h/) npeers++
     compare = have_pool && npeers > 0
 
     csv = out "/latest.csv"
@@ -105,7 +106,7 @@ END {
                 bad = 1
             }
             if (rt[j] == "pool.h") pv = med[j]
-            else if (med[j] != "" && (best == "" || med[j] < best)) { best = med[j]; bestrt = rt[j] }
+            else if (rt[j] !~ /^pool\.h/ && med[j] != "" && (best == "" || med[j] < best)) { best = med[j]; bestrt = rt[j] }
         }
         ratio = ""
         if (compare && pv != "" && best != "")

@@ -225,7 +225,7 @@ fi
 
 floor_rt=
 for rt in $RUNTIMES; do
-    case $rt in pool.h | gnu-omp | llvm-omp | tbb) floor_rt=${floor_rt:-$rt} ;; esac
+    case $rt in pool.h | pool.h-spin | gnu-omp | llvm-omp | tbb) floor_rt=${floor_rt:-$rt} ;; esac
 done
 
 start=$(date +%s)
