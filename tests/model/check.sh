@@ -2,7 +2,9 @@
 # tests/model/check.sh [exhaustive|bitstate] - model-checks with spin the
 # sleep protocol (tests/model/sleep.pml, 3 workers and 2 posters) and a
 # worker parked in a wait with the spare that stands in for it
-# (tests/model/park.pml).
+# (tests/model/park.pml), and threads waiting on one scope at once and
+# again and again (tests/model/scope.pml, every state in both modes: 3
+# million states, seconds).
 #
 #   exhaustive  (make model) every state: about 80 million for the sleep
 #               protocol (2 minutes and 4.2 GB of memory here), 60 million
@@ -20,7 +22,7 @@ sh ../need.sh spin spin || { echo "0 passed, 1 failed"; exit 1; }
 CC=${CC:-cc}
 WORK=$(mktemp -d) || exit 2
 trap 'rm -rf "$WORK"' EXIT
-cp sleep.pml park.pml "$WORK/" && cd "$WORK" || exit 2
+cp sleep.pml park.pml scope.pml "$WORK/" && cd "$WORK" || exit 2
 passed=0
 failed=0
 
@@ -54,6 +56,12 @@ verify "planted posters that ignore the park are found (1 thread, 2 posters)" 1 
     "-DBROKEN_POSTER" "" "" park.pml
 verify "a parked worker's stand-in, every state (1 thread and 1 spare, 2 posters)" 0 \
     "-DNUM_THREADS=1 -DMAX_WORKERS=2 -DPOSTERS=2" "" "" park.pml
+verify "planted scope re-arm without a wake is found (3 waiters)" 1 \
+    "-DBROKEN" "" "" scope.pml
+verify "planted joiner that reads the round apart from OWNED is found (3 waiters)" 1 \
+    "-DBROKEN_SPLIT" "" "" scope.pml
+verify "3 threads waiting twice each on one scope, every state" 0 \
+    "-DWAITERS=3 -DWAITS=2 -DTASKS=1" "" "" scope.pml
 case $MODE in
 exhaustive)
     verify "sleep protocol, every state (3 workers, 2 posters)" 0 \

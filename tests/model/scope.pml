@@ -1,0 +1,163 @@
+/* tests/model/scope.pml - several threads waiting on one scope at once and
+ * again and again (pool.h's pool__scope_wait), for spin.
+ *
+ * The scope's latch word holds the round and three flags: OWNED while one
+ * waiter owns the wait, DONE once the scope's tasks have finished, WAITING
+ * once somebody blocks on the word. A waiter that finds OWNED clear takes
+ * it with a CAS and owns the wait: it takes the scope's reference away from
+ * the pending count, waits for DONE if tasks were pending, gives the
+ * reference back and re-arms the latch with an exchange (next round, flags
+ * clear), waking the word if WAITING was set. A waiter that finds OWNED set
+ * joins: it blocks on the word until that round is done or over.
+ *
+ * What is modelled, with names of pool.h: the latch word (here a byte:
+ * round * 8 + OWNED 4 + DONE 2 + WAITING 1, the round counted modulo 8),
+ * pool__latch_park_in (the CAS that sets WAITING, then the futex wait, which
+ * blocks only if the word still holds the value it expects), pool__latch_set
+ * (fetch-or DONE, wake if WAITING), pool__wake_all, the pending count with
+ * the reference as a flag of its own. TASKS tasks are spawned before the
+ * waiters start; they finish while the first waits are under way. Later
+ * waits find the scope empty, so both ends of a wait are covered: the
+ * latch set by the last task, and the re-arm of an empty scope. Every
+ * atomic step indivisible and sequentially consistent (pool.h argues its
+ * orderings beside the code).
+ *
+ * BROKEN (-DBROKEN) plants a re-arm that does not wake the word, as a plain
+ * store would; BROKEN_SPLIT a joiner that reads the round apart from the
+ * OWNED flag (as the old code, which kept them in two words, did), so that
+ * it can block in a round that nobody owns. tests/model/check.sh makes
+ * sure spin finds the hang each one causes.
+ *
+ * Properties: a wait returns only once every task has finished (assert),
+ * and when no process can move any more, every waiter has done all its
+ * waits (spin reports any other end state as invalid).
+ */
+
+#ifndef WAITERS
+#define WAITERS 3
+#endif
+#ifndef WAITS
+#define WAITS 2 /* waits per waiter */
+#endif
+#ifndef TASKS
+#define TASKS 1
+#endif
+
+#define WAITING 1
+#define DONE 2
+#define OWNED 4
+#define FLAGS 7
+#define ROUND 8
+#define NEXT_ROUND(s) ((((s) / ROUND + 1) % 8) * ROUND)
+
+byte word;             /* the scope's latch word */
+byte pending = TASKS;  /* unfinished tasks ... */
+bool unwaited = true;  /* ... plus the reference until a waiter takes it */
+bool blocked[WAITERS]; /* in the futex wait */
+byte finished;         /* tasks that have finished */
+
+/* pool__wake_all */
+inline wake_all() {
+    byte k;
+    for (k : 0 .. WAITERS - 1) { blocked[k] = false }
+}
+
+/* pool__latch_park_in(round) for waiter `me` until the round is done or
+   over; `cur` and `r` are the caller's scratch. */
+inline park_in(me, r, cur) {
+    do
+    :: atomic {
+           cur = word;
+           if
+           :: (cur & ~FLAGS) != r || (cur & DONE) -> break
+           :: else -> skip
+           fi
+       }
+       /* The CAS that sets WAITING (if it is not set yet) ... */
+       atomic {
+           if
+           :: word == cur -> word = cur | WAITING; cur = word
+           :: else -> cur = 255 /* it changed under us: look again */
+           fi
+       }
+       /* ... then the futex wait, which blocks only while the word holds
+          the value it expects. */
+       atomic {
+           if
+           :: word == cur -> blocked[me] = true
+           :: else -> skip
+           fi
+       }
+       (!blocked[me])
+    od
+}
+
+proctype Task() {
+    atomic {
+        pending--;
+        finished++;
+        if
+        :: pending == 0 && !unwaited ->
+           /* pool__latch_set */
+           if
+           :: word & WAITING -> word = word | DONE; wake_all()
+           :: else -> word = word | DONE
+           fi
+        :: else -> skip
+        fi
+    }
+}
+
+proctype Waiter(byte me) {
+    byte n, s, r, cur, old;
+    for (n : 1 .. WAITS) {
+        s = word;
+        do
+        :: atomic {
+               if
+               :: s & OWNED -> break
+               :: else ->
+                  assert((s & (DONE | WAITING)) == 0);
+                  if
+                  :: word == s -> word = s | OWNED; break
+                  :: else -> s = word
+                  fi
+               fi
+           }
+        od;
+        r = s & ~FLAGS;
+        if
+        :: s & OWNED -> /* pool__scope_wait_other */
+#ifdef BROKEN_SPLIT
+           r = word & ~FLAGS; /* planted: the round from a second read */
+#endif
+           park_in(me, r, cur)
+        :: else -> /* pool__scope_wait_owned */
+           atomic { unwaited = false; old = pending }
+           if
+           :: old > 0 -> park_in(me, r, cur) /* the last task sets DONE */
+           :: else -> skip
+           fi;
+           unwaited = true;
+           atomic {
+               old = word;
+               word = NEXT_ROUND(old);
+#ifndef BROKEN
+               if
+               :: old & WAITING -> wake_all()
+               :: else -> skip
+               fi
+#endif
+           }
+        fi;
+        assert(finished == TASKS);
+    }
+}
+
+init {
+    byte i;
+    atomic {
+        for (i : 1 .. TASKS) { run Task() }
+        for (i : 0 .. WAITERS - 1) { run Waiter(i) }
+    }
+}
