@@ -2034,6 +2034,14 @@ POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int que
     return awake_idle;
 }
 
+/* n tasks were just pushed onto the injector: posts the jobs event and
+   wakes workers for them; returns what pool__wake_for_jobs does. */
+static uint32_t pool__announce_injected(pool *p, size_t n, int queue_was_empty) {
+    POOL__CHAOS();
+    return pool__wake_for_jobs(p, pool__jec_post(p), n > 65535 ? 65535 : (uint32_t)n,
+                               queue_was_empty, 0);
+}
+
 /* Injects the chain first..last of n tasks and wakes workers for them.
    ECANCELED if the injector is closed, unless even_if_closed (work that
    was accepted earlier and is given back). *awake (if not NULL): whether
@@ -2047,9 +2055,7 @@ static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n, in
     else if (pool__injector_push(&p->injector, first, last, &was_empty) != 0) return ECANCELED;
     POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
     POOL__TRACE(p, POOL__EV_INJECT, n > UINT32_MAX ? UINT32_MAX : n);
-    POOL__CHAOS();
-    awake_idle = pool__wake_for_jobs(p, pool__jec_post(p), n > 65535 ? 65535 : (uint32_t)n,
-                                     was_empty, 0);
+    awake_idle = pool__announce_injected(p, n, was_empty);
     if (awake) *awake = awake_idle > 0;
     return 0;
 }
@@ -2466,13 +2472,44 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
     return NULL;
 }
 
+/* A chain of at least this many injected tasks is split by the worker that
+   takes it (see pool__take_injected). */
+#define POOL__SPLIT_MIN 64
+
+/* Cuts a long chain taken from the injector after its first half and
+   gives the second half back, for another worker to take with one
+   exchange. One
+   worker moving a whole batch onto its deque would leave the others to
+   steal it one task at a time, each steal a CAS on the top index the
+   owner's pops read: the deque's cache lines would travel for every task.
+   Halving instead leaves each worker a deque of its own to pop from, after
+   a number of hand-backs logarithmic in the batch. */
+static void pool__split_injected(pool__worker *w, pool_task *first) {
+    pool_task *keep_last = first, *end = first, *given;
+    size_t n = 1, i;
+    while (end->pool__next) {
+        end = end->pool__next;
+        n++;
+    }
+    if (n < POOL__SPLIT_MIN || w->home->num_threads < 2) return;
+    for (i = 1; i < n / 2; i++) keep_last = keep_last->pool__next;
+    given = keep_last->pool__next;
+    keep_last->pool__next = NULL;
+    /* Given back, not posted: the pool's count of injected tasks, which
+       counts posts, stays as it is (the worker that takes them counts). */
+    pool__injector_repush(&w->home->injector, given, end);
+    pool__announce_injected(w->home, n - n / 2, 0);
+}
+
 /* Takes everything injected so far, keeps the first task to run and moves
    the rest onto w's deque, where other workers can steal them; *moved
-   says how many, for the caller to announce (see pool__worker_loop). */
+   says how many, for the caller to announce (see pool__worker_loop). A
+   long chain is halved first. */
 static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
     pool_task *first = pool__injector_take_all(&w->home->injector), *t, *next;
     uint64_t taken = 1;
     if (!first) return NULL;
+    pool__split_injected(w, first);
     for (t = first->pool__next; t; t = next) {
         next = t->pool__next;
         if (pool__deque_push(&w->deque, t) != 0) {
