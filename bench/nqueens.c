@@ -27,11 +27,14 @@
  *
  * Here the tasks are pool_tasks embedded in a struct, one array of up to N per call of solve, on
  * that call's stack: no allocation. The whole recursion starts with pool_call from the main thread
- * so that it runs on the pool's workers. The baseline is the same recursion, filling the same
- * child array, calling each child directly instead of spawning it.
+ * so that it runs on the pool's workers. Two serial baselines run in the same rounds: the natural
+ * code a C programmer writes (a recursive function of the four values that returns the number
+ * of solutions below, at -O2; the ratios "x natural" are against it), and the same recursion as
+ * the pool's, filling the same child array, calling each child directly instead of spawning it
+ * ("plain"): the difference to the plain one is what the scopes cost.
  *
- * Timing as in bench/fib.c: one warm-up round, then RUNS rounds, each running the plain
- * recursion and the pool version; every timed run comes after a 20 ms pause (so the pool is
+ * Timing as in bench/fib.c: one warm-up round, then RUNS rounds, each running the natural and
+ * the plain recursion and the pool version; every timed run comes after a 20 ms pause (so the pool is
  * asleep, not spinning against the plain run) and one untimed run of the same variant (so the
  * timed run finds its workers awake and its caches warm). Reported: median and fastest run.
  *
@@ -111,6 +114,22 @@ static BENCH_NOINLINE void solve_plain(struct queens *q)
     }
 }
 
+/* The natural serial code: solutions below a partial board, as a C programmer writes it. */
+static uint64_t solve_natural(uint32_t row, uint32_t cols, uint32_t diag_l, uint32_t diag_r)
+{
+    uint32_t mask = (1u << g_n) - 1, free = ~(cols | diag_l | diag_r) & mask;
+    uint64_t solutions = 0;
+
+    if (row == g_n)
+        return 1;
+    while (free) {
+        uint32_t b = free & (0u - free);
+        free ^= b;
+        solutions += solve_natural(row + 1, cols | b, ((diag_l | b) << 1) & mask, (diag_r | b) >> 1);
+    }
+    return solutions;
+}
+
 static void solve_task(pool_task *t);
 
 static BENCH_NOINLINE void solve_pool(struct queens *q)
@@ -152,9 +171,13 @@ static void solve_pool_root(void *arg) { solve_pool(arg); }
 static const uint64_t known_solutions[MAX_N] = { 1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680,
                                                  14200, 73712, 365596, 2279184 };
 
-/* One solve(0, 0, 0, 0), with the pool p or (p == NULL) plain. Returns its wall time; checks the
- * solutions against the known count and the number of calls against expected_calls. */
-static uint64_t run_once(pool *p, uint64_t expected_calls)
+enum variant { NATURAL, PLAIN, POOL, NUM_VARIANTS };
+static const char *const variant_names[NUM_VARIANTS] = { "natural", "plain", "pool" };
+
+/* One solve(0, 0, 0, 0) of variant v (POOL on p). Returns its wall time; checks the solutions
+ * against the known count and, but for the natural variant, which does not count them, the
+ * number of calls against expected_calls. */
+static uint64_t run_once(pool *p, enum variant v, uint64_t expected_calls)
 {
     struct queens root;
     uint64_t t0, t1;
@@ -162,14 +185,18 @@ static uint64_t run_once(pool *p, uint64_t expected_calls)
     memset(&root, 0, sizeof root);
     g_pool = p;
     t0 = bench_now_ns();
-    if (p)
+    if (v == POOL) {
         pool_call(p, solve_pool_root, &root);
-    else
+    } else if (v == PLAIN) {
         solve_plain(&root);
+    } else {
+        root.solutions = solve_natural(0, 0, 0, 0);
+        root.calls = expected_calls;
+    }
     t1 = bench_now_ns();
     if (root.solutions != known_solutions[g_n] || root.calls != expected_calls) {
         fprintf(stderr, "nqueens: FAILED: N=%u %s: %" PRIu64 " solutions (want %" PRIu64 "), %"
-                        PRIu64 " calls (want %" PRIu64 ")\n", g_n, p ? "pool" : "plain",
+                        PRIu64 " calls (want %" PRIu64 ")\n", g_n, variant_names[v],
                 root.solutions, known_solutions[g_n], root.calls, expected_calls);
         exit(1);
     }
@@ -180,7 +207,7 @@ int main(int argc, char **argv)
 {
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
     int runs = bench_quick() ? QUICK_RUNS : RUNS;
-    uint64_t plain_ns[RUNS], pool_ns[RUNS], calls, plain_median, pool_median;
+    uint64_t wall[NUM_VARIANTS][RUNS], calls, natural_median, plain_median, pool_median;
     char label[64];
     pool *p = bench_pool_create("nqueens", threads);
     int r, v;
@@ -190,22 +217,23 @@ int main(int argc, char **argv)
     calls = (bench_quick() ? QUICK_TASKS : FULL_TASKS) + 1u;
 
     for (r = -1; r < runs; r++) { /* round -1: warm-up (it also starts the pool's threads) */
-        for (v = 0; v < 2; v++) {
-            pool *use = v ? p : NULL;
+        for (v = 0; v < NUM_VARIANTS; v++) {
             uint64_t w;
             bench_sleep_ns(SETTLE_NS);
-            run_once(use, calls);
-            w = run_once(use, calls);
+            run_once(p, (enum variant)v, calls);
+            w = run_once(p, (enum variant)v, calls);
             if (r >= 0)
-                (v ? pool_ns : plain_ns)[r] = w;
+                wall[v][r] = w;
         }
     }
 
     printf("nqueens(%u): %" PRIu64 " solutions, %" PRIu64 " tasks (one per placement, no cutoff), "
            "%d runs each\n", g_n, known_solutions[g_n], calls - 1, runs);
-    plain_median = bench_report_ms("plain recursion", plain_ns, runs, 0, NULL);
+    natural_median = bench_report_ms("natural recursion", wall[NATURAL], runs, 0, NULL);
+    plain_median = bench_report_ms("plain recursion", wall[PLAIN], runs, natural_median, "natural");
     snprintf(label, sizeof label, "pool_scope, %d thread%s", threads, threads == 1 ? "" : "s");
-    pool_median = bench_report_ms(label, pool_ns, runs, plain_median, "plain");
+    pool_median = bench_report_ms(label, wall[POOL], runs, natural_median, "natural");
+    printf("%-28s %.2fx plain\n", "", (double)pool_median / (double)plain_median);
     bench_report_target("pool_scope", pool_median, TARGET_NS, threads, 2);
     bench_pool_destroy("nqueens", p);
     return 0;
