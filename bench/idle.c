@@ -144,8 +144,8 @@ int main(int argc, char **argv)
         printf("%-26s %18.1f %18.1f  %" PRIu64 "/%" PRIu64 ", %" PRIu64 " of %d\n", label, first,
                second, s1.sleeps - s0.sleeps, s1.wakeups - s0.wakeups, s1.threads_started,
                threads[i]);
-        printf("%-26s an empty task every %.0f ms for %.1f s: %.2f%% of one CPU beyond the "
-               "submitting thread\n", "", bench_ms(TICK_NS), (double)ticker_ns / 1e9,
+        printf("%-26s an empty task every %.0f ms for %.0f ms: %.2f%% of one CPU beyond the "
+               "submitting thread\n", "", bench_ms(TICK_NS), bench_ms(ticker_ns),
                ticker_cpu_percent(bench_fib_pool_target, ticker_ns));
 
         err = pool_destroy(bench_fib_pool_target);
