@@ -2792,26 +2792,35 @@ static void pool__hand_off(pool *p, pool_task *first, pool_task *last, size_t n)
 }
 
 /* From w's own deque, for a waiter: the newest task if it is a task of the
-   scope it waits for. Detached tasks on top (left by work it ran while it
+   scope it waits for (*new_run: it lay below the base of w's run, and runs
+   as a run of its own, so that what it pushes has a base above which its
+   own waits find it). Detached tasks on top (left by work it ran while it
    waited) are handed to the pool on the way; anything else, an outer
-   join's half or another scope's task, is put back for thieves. Nothing
-   below the base of w's run is touched: that is outer runs' work, none of
-   it the waiter's, and a task put back after its pop emptied the deque
-   lands one slot higher (the pop moved top past it), where, at the base,
-   a waiter for this run would take it for part of the run. */
-static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt) {
+   join's half or another scope's task, is put back for thieves. A task put
+   back after its pop emptied the deque lands one slot higher (the pop
+   moved top past it); from below the run's base that could be the base
+   itself, where a waiter for this run would take it for part of the run,
+   so such a task is handed to the pool instead. The scope's tasks may lie
+   below the base: a task that waits for a scope may start after the
+   scope's tasks were pushed by an earlier run of the same worker. */
+static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt, int *new_run) {
     pool_task *t, *mine = NULL, *first = NULL, *last = NULL;
     size_t n = 0;
+    int64_t bottom;
+    *new_run = 0;
     /* Relaxed: only the owner writes bottom. */
-    while (POOL__LOAD(&w->deque.bottom, POOL__RELAXED) > w->run_base &&
-           (t = pool__deque_pop(&w->deque)) != NULL) {
+    while ((bottom = POOL__LOAD(&w->deque.bottom, POOL__RELAXED),
+            t = pool__deque_pop(&w->deque)) != NULL) {
         pool_scope *scope = pool__scope_of(t);
+        int below = bottom - 1 < w->run_base; /* the index t had */
         if (scope && scope == wt->scope) {
             mine = t;
+            *new_run = below;
             break;
         }
-        if (scope || pool__is_call_job(t)) {
-            int rc = pool__deque_push(&w->deque, t); /* at or above the base still */
+        if ((scope || pool__is_call_job(t)) &&
+            !(below && POOL__LOAD(&w->deque.bottom, POOL__RELAXED) == bottom)) {
+            int rc = pool__deque_push(&w->deque, t); /* where it was */
             POOL_ASSERT(rc == 0);
             (void)rc;
             break;
@@ -2820,6 +2829,7 @@ static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt) {
         else first = t;
         last = t;
         n++;
+        if (scope || pool__is_call_job(t)) break; /* handed off, not put back */
     }
     if (first) pool__hand_off(w->home, first, last, n);
     return mine;
@@ -2938,14 +2948,14 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
     unsigned rounds = 0;
     pool__wait_enter(w, wt->runner);
     while (!pool__latch_is_done(wt->done)) {
-        pool_task *t = pool__own_work(w, wt);
-        int stolen = 0;
-        if (!t && (t = pool__leapfrog(w, wt)) != NULL) stolen = 1;
+        int new_run;
+        pool_task *t = pool__own_work(w, wt, &new_run);
+        if (!t && (t = pool__leapfrog(w, wt)) != NULL) new_run = 1;
         if (!t && rounds == POOL__WAIT_ROUNDS && wt->scope &&
             pool__injector_has_work(&wt->runner->injector))
             t = pool__take_own(wt->runner, wt);
         if (t) {
-            pool__execute(w, t, stolen);
+            pool__execute(w, t, new_run);
             rounds = 0;
         } else if (rounds++ < POOL__WAIT_ROUNDS) {
             pool__yield();
@@ -3551,7 +3561,22 @@ static int pool__post(pool *p, pool_task *t) {
    the owner's re-arm (the next round, flags clear, with an exchange) wakes
    whoever blocked in its round meanwhile. The joiner's CAS that sets
    WAITING fails once the round has moved on, and pool__wait compares the
-   word, so no wake-up falls between a joiner's look and its block. */
+   word, so no wake-up falls between a joiner's look and its block.
+
+   Spawns may come from any thread at any time, also while another thread
+   waits. One that finds the count at zero comes after the wait's tasks
+   have all finished (or it found none), while its owner has yet to give
+   the reference back: it gives the reference back itself, with the same
+   CAS that counts its task and before the task is posted, so that the
+   count never returns to zero without it and no latch is set for a round
+   that is already done; the owner's re-arm sets the reference bit, which
+   is then set already. A joiner cannot tell whether the round it joined
+   covers what it spawned itself (its spawn may have come after that
+   round's tasks finished), so when the round is over it looks at the
+   count: anything but the bare reference means tasks are unfinished, and
+   it waits again. tests/model/scope.pml checks all of this with waiters
+   that spawn, after finding the hang of a give-back in two steps, of none,
+   and the early return of a joiner that does not look again. */
 #define POOL__SCOPE_UNWAITED ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 2))
 
 POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
@@ -3571,6 +3596,20 @@ static void pool__scope_task_done(pool_scope *s) {
     if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) == 1) pool__latch_set(&s->pool__done);
 }
 
+/* Counts a task about to be posted into s. At zero a wait is finishing:
+   the reference goes back in the same step (see above). In two steps, the
+   owner could re-arm and the next owner take the reference away between
+   them, and the second step would then give back a reference that the new
+   wait has taken: that wait would never end. Relaxed: only the count
+   matters here; the task itself is published by pool__post. */
+static void pool__scope_count_spawn(pool_scope *s) {
+    size_t count = POOL__LOAD(&s->pool__pending, POOL__RELAXED); /* checked by the CAS */
+    while (!POOL__CAS(&s->pool__pending, &count,
+                      count ? count + 1 : POOL__SCOPE_UNWAITED + 1, POOL__RELAXED,
+                      POOL__RELAXED))
+        continue;
+}
+
 POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     int rc;
     if (!s || !t || !t->run) return EINVAL;
@@ -3581,25 +3620,25 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     }
     if (pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__mark_queued(t, s) != 0) return EBUSY;
-    /* Relaxed: the spawner holds a count (or the reference is there), so
-       this cannot race with the final decrement; the task itself is
-       published by pool__post. */
-    POOL__FETCH_ADD(&s->pool__pending, 1, POOL__RELAXED);
+    pool__scope_count_spawn(s);
     rc = pool__post(s->pool__pool, t);
-    if (rc) {
-        POOL__FETCH_SUB(&s->pool__pending, 1, POOL__RELAXED);
+    if (rc) { /* as if the task had run: it may be the last one a wait waits for */
         pool__unmark_queued(t);
+        pool__scope_task_done(s);
     }
     return rc;
 }
 
 /* Another thread owns the wait for s, in round `round`: block until that
-   round is done or over. */
-static void pool__scope_wait_other(pool_scope *s, uint32_t round) {
+   round is done or over. Returns whether tasks are still unfinished then
+   (the caller waits again: see above). Acquire: pairs with the release of
+   the decrements (and so of every task that finished). */
+static int pool__scope_wait_other(pool_scope *s, uint32_t round) {
     pool__worker *w = pool__current;
     if (w) pool__park_begin(w);
     while (!pool__latch_park_in(&s->pool__done, round)) continue;
     if (w) pool__park_end(w);
+    return POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) != POOL__SCOPE_UNWAITED;
 }
 
 /* The owner of the wait for s (see above), in round `round`, waits for its
@@ -3620,11 +3659,12 @@ static void pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
         if (w && w->home == p) pool__wait_in_pool(w, &wt);
         else pool__wait_elsewhere(w, &wt, 1);
     }
-    /* Re-arm: the reference back (relaxed: nobody else writes the count
-       now, and the exchange below publishes it), then the next round with
-       the flags clear. Release: pairs with the acquire of the next owner's
-       CAS and of joiners' loads, which then see the count restored. */
-    POOL__STORE(&s->pool__pending, POOL__SCOPE_UNWAITED, POOL__RELAXED);
+    /* Re-arm: the reference back (an or, not a store: a late spawn may
+       have counted its task, and given the reference back already; relaxed:
+       the exchange below publishes it), then the next round with the flags
+       clear. Release: pairs with the acquire of the next owner's CAS and of
+       joiners' loads, which then see the reference back. */
+    POOL__FETCH_OR(&s->pool__pending, POOL__SCOPE_UNWAITED, POOL__RELAXED);
     if (POOL__XCHG(&s->pool__done.state, round + POOL__LATCH_ROUND, POOL__RELEASE) &
         POOL__LATCH_WAITING)
         pool__wake_all(&s->pool__done.state);
@@ -3646,8 +3686,9 @@ POOL__INLINE int pool__scope_wait(pool_scope *s) {
     state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
     for (;;) {
         if (state & POOL__LATCH_OWNED) {
-            pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS);
-            return 0;
+            if (!pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS)) return 0;
+            state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
+            continue;
         }
         POOL_ASSERT(!(state & (POOL__LATCH_DONE | POOL__LATCH_WAITING)));
         if (POOL__CAS(&s->pool__done.state, &state, state | POOL__LATCH_OWNED, POOL__ACQUIRE,

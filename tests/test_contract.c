@@ -470,6 +470,78 @@ static void test_scope_waiters_loop(void) {
     CHECK(pool_destroy(p) == 0);
 }
 
+/* Threads that share one scope, each spawning a task of its own and then
+   waiting, over and over: every wait must return only after the waiter's
+   own task has finished. A spawn that came after a wait's tasks had all
+   finished, but before its owner re-armed the scope, was overwritten by the
+   re-arm (the count went negative, and a later wait hung), and a thread
+   that spawned then and joined that wait returned before its task ran. */
+#define SPAWN_WAITERS 3
+#define SPAWN_WAITS 100000
+
+typedef struct spawn_waiter {
+    pool_scope *scope;
+    long waits;
+    int failures, early;
+} spawn_waiter;
+
+typedef struct own_task {
+    pool_task task;
+    atomic_int done;
+} own_task;
+
+static void own_task_run(pool_task *t) {
+    own_task *o = (own_task *)(void *)((char *)t - offsetof(own_task, task));
+    atomic_store_explicit(&o->done, 1, memory_order_release);
+}
+
+static void *scope_spawn_waiter(void *arg) {
+    spawn_waiter *sw = (spawn_waiter *)arg;
+    long i;
+    for (i = 0; i < sw->waits; i++) {
+        own_task o;
+        memset(&o, 0, sizeof o);
+        o.task.run = own_task_run;
+        if (pool_scope_spawn(sw->scope, &o.task) != 0) {
+            sw->failures++;
+            continue;
+        }
+        if (pool_scope_wait_status(sw->scope) != 0) sw->failures++;
+        if (!atomic_load_explicit(&o.done, memory_order_acquire)) {
+            sw->early++;
+            /* o is on this stack: it must outlive its task. */
+            while (!atomic_load_explicit(&o.done, memory_order_acquire)) sched_yield();
+        }
+    }
+    return NULL;
+}
+
+static void test_scope_spawn_waiters(void) {
+    pool *p = test_pool(2);
+    pool_scope s;
+    spawn_waiter sw[SPAWN_WAITERS];
+    pthread_t th[SPAWN_WAITERS];
+    long waits = (long)test_scaled(SPAWN_WAITS, 1000);
+    int i;
+    test_watchdog(90, "test_contract: threads spawning into one scope and waiting on it (a spawn "
+                      "between a wait's last task and its re-arm was lost, and a wait hung)");
+    printf("  %d threads each spawning a task into one scope and waiting, %ld times\n",
+           SPAWN_WAITERS, waits);
+    pool_scope_init(&s, p);
+    for (i = 0; i < SPAWN_WAITERS; i++) {
+        sw[i].scope = &s, sw[i].waits = waits, sw[i].failures = sw[i].early = 0;
+        CHECK(pthread_create(&th[i], NULL, scope_spawn_waiter, &sw[i]) == 0);
+    }
+    for (i = 0; i < SPAWN_WAITERS; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_I64(sw[i].failures, 0);
+        CHECK_EQ_I64(sw[i].early, 0);
+    }
+    /* Nothing is left counted: a last wait returns at once, and so does one after a spawn. */
+    CHECK_EQ_I64(s.pool__pending, POOL__SCOPE_UNWAITED);
+    CHECK(pool_destroy(p) == 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* pool_stats_print and a write error at the flush                          */
 /* ------------------------------------------------------------------------ */
@@ -504,6 +576,7 @@ int main(int argc, char **argv) {
         {"destroy_other_from_worker", test_destroy_other_from_worker},
         {"scope_waiters", test_scope_waiters},
         {"scope_waiters_loop", test_scope_waiters_loop},
+        {"scope_spawn_waiters", test_scope_spawn_waiters},
         {"stats_print_full", test_stats_print_full},
     };
     test_watchdog(30, "test_contract");

@@ -14,9 +14,11 @@
  *  - from X's own deque while it waits for a scope: that scope's tasks
  *    (taken), detached tasks on top of them (handed off on the way), an
  *    outer join's half or another scope's task (put back, nothing taken);
- *  - from a waiter's own deque below the base of its run: nothing popped,
- *    so nothing put back above the base where a waiter for the run could
- *    take it.
+ *  - from a waiter's own deque below the base of its run: its scope's
+ *    tasks (taken, each to run as a run of its own); anything else is put
+ *    back where it was, or handed off if its pop emptied the deque (put
+ *    back, it would land one slot higher, at the base, where a waiter for
+ *    the run could take it).
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -42,6 +44,15 @@ static int injector_take(pool_task *t, int *found) {
 static void push(pool__worker *w, pool_task *t, pool_scope *s) {
     if (s || t->run != pool__call_job_run) CHECK(pool__mark_queued(t, s) == 0);
     CHECK(pool__deque_push(&w->deque, t) == 0);
+}
+
+/* pool__own_work, checking that what it returns runs within the current
+   run (all but the case below the base, which says so itself). */
+static pool_task *own_work(pool__worker *w, const pool__awaited *wt) {
+    int new_run = -1;
+    pool_task *t = pool__own_work(w, wt, &new_run);
+    CHECK_EQ_I64(new_run, 0);
+    return t;
 }
 
 static pool__awaited awaited_join(pool__call_job *job) {
@@ -158,14 +169,14 @@ static void test_own_deque(void) {
     push(x, &mine1, &waited);
     push(x, &detached, NULL);
     push(x, &mine2, &waited);
-    CHECK(pool__own_work(x, &wt) == &mine2);
-    CHECK(pool__own_work(x, &wt) == &mine1); /* the detached task went to the pool */
+    CHECK(own_work(x, &wt) == &mine2);
+    CHECK(own_work(x, &wt) == &mine1); /* the detached task went to the pool */
     CHECK_EQ_I64(injector_take(&detached, &found), 1);
     CHECK(found);
-    CHECK(pool__own_work(x, &wt) == NULL); /* the outer half stays */
+    CHECK(own_work(x, &wt) == NULL); /* the outer half stays */
     CHECK_EQ_I64(pool__deque_len(&x->deque), 1);
     push(x, &theirs, &other);
-    CHECK(pool__own_work(x, &wt) == NULL); /* another scope's task stays */
+    CHECK(own_work(x, &wt) == NULL); /* another scope's task stays */
     CHECK_EQ_I64(pool__deque_len(&x->deque), 2);
     CHECK(pool__deque_pop(&x->deque) == &theirs);
     CHECK(pool__deque_pop(&x->deque) == &outer.task);
@@ -175,31 +186,80 @@ static void test_own_deque(void) {
 
 /* V runs a stolen join half J (a run of its own) while an outer join's
    half lies below that run's base, the only task on V's deque. V's task
-   waits for a scope: what V finds on its own deque must stay below the
-   run's base, where a waiter for J (which may take anything of J's run)
-   cannot reach it. Putting back a task whose pop emptied the deque lands
-   it one slot higher, so the waiter must not pop it in the first place. */
+   waits for a scope: what V finds on its own deque below the run's base
+   must not end up at or above it, where a waiter for J (which may take
+   anything of J's run) could reach it. Putting back a task whose pop
+   emptied the deque lands it one slot higher, so the waiter hands it to
+   the pool instead; with another task under it, it goes back where it was. */
 static void test_own_deque_below_run(void) {
     pool_scope waited;
-    pool__call_job job, outer;
+    pool__call_job job, outer, older;
     pool__awaited wt, joiner;
     pool__outer_run outer_run;
-    printf("  a waiter in a run leaves its deque below the run's base alone\n");
+    int found;
+    printf("  a waiter in a run does not lift what lies below the run's base to it\n");
     pool_scope_init(&waited, p);
     pool__call_job_init(&job, nop_fn, NULL);
     pool__call_job_init(&outer, nop_fn, NULL);
-    push(v, &outer.task, NULL);
-    outer_run = pool__run_begin(v, &job.task, NULL);
+    pool__call_job_init(&older, nop_fn, NULL);
     memset(&wt, 0, sizeof wt);
     wt.runner = p;
     wt.tag = &waited;
     wt.scope = &waited;
-    CHECK(pool__own_work(v, &wt) == NULL);
     joiner = awaited_join(&job);
-    CHECK(pool__leapfrog(x, &joiner) == NULL); /* the outer half is not J's */
-    CHECK_EQ_I64(pool__deque_len(&v->deque), 1);
+
+    /* The only task: handed off. */
+    push(v, &outer.task, NULL);
+    outer_run = pool__run_begin(v, &job.task, NULL);
+    CHECK(own_work(v, &wt) == NULL);
+    CHECK(pool__leapfrog(x, &joiner) == NULL); /* nothing at or above the base */
+    CHECK_EQ_I64(pool__deque_len(&v->deque), 0);
+    CHECK_EQ_I64(injector_take(&outer.task, &found), 1);
+    CHECK(found);
+    pool__run_end(v, outer_run);
+
+    /* With an older task under it: put back in its slot, below the base. */
+    push(v, &older.task, NULL);
+    push(v, &outer.task, NULL);
+    outer_run = pool__run_begin(v, &job.task, NULL);
+    CHECK(own_work(v, &wt) == NULL);
+    CHECK(pool__leapfrog(x, &joiner) == NULL);
+    CHECK_EQ_I64(pool__deque_len(&v->deque), 2);
+    CHECK_EQ_I64(injector_take(&outer.task, &found), 0);
     pool__run_end(v, outer_run);
     CHECK(pool__deque_pop(&v->deque) == &outer.task);
+    CHECK(pool__deque_pop(&v->deque) == &older.task);
+}
+
+/* A task of w's main loop waits for a scope whose tasks an earlier run of
+   w pushed: they lie below the base of the waiter's run, and are its to
+   run (a pool of one thread, whose spare cannot start, would otherwise
+   never finish the wait). Each runs as a run of its own. */
+static void test_own_scope_below_run(void) {
+    pool_scope waited;
+    pool_task t1 = POOL_TASK_INIT(nop_task), t2 = POOL_TASK_INIT(nop_task);
+    pool__call_job job;
+    pool__awaited wt;
+    pool__outer_run outer_run;
+    int new_run = -1;
+    printf("  a scope's waiter runs the scope's tasks from below its run's base\n");
+    pool_scope_init(&waited, p);
+    pool__call_job_init(&job, nop_fn, NULL);
+    memset(&wt, 0, sizeof wt);
+    wt.runner = p;
+    wt.tag = &waited;
+    wt.scope = &waited;
+    push(v, &t1, &waited);
+    push(v, &t2, &waited);
+    outer_run = pool__run_begin(v, &job.task, NULL);
+    CHECK(pool__own_work(v, &wt, &new_run) == &t2);
+    CHECK_EQ_I64(new_run, 1);
+    new_run = -1;
+    CHECK(pool__own_work(v, &wt, &new_run) == &t1);
+    CHECK_EQ_I64(new_run, 1);
+    CHECK_EQ_I64(pool__deque_len(&v->deque), 0);
+    pool__run_end(v, outer_run);
+    (void)pool__unmark_queued(&t1), (void)pool__unmark_queued(&t2);
 }
 
 int main(void) {
@@ -219,6 +279,7 @@ int main(void) {
     test_scopes();
     test_own_deque();
     test_own_deque_below_run();
+    test_own_scope_below_run();
     /* Take the slots back before pool_destroy, which would join their threads. */
     POOL__STORE(&p->threads_started, 0, POOL__RELEASE);
     pool__worker_free(p, x);

@@ -3,8 +3,10 @@
 # sleep protocol (tests/model/sleep.pml, 3 workers and 2 posters) and a
 # worker parked in a wait with the spare that stands in for it
 # (tests/model/park.pml), and threads waiting on one scope at once and
-# again and again (tests/model/scope.pml, every state in both modes: 3
-# million states, seconds).
+# again and again, also spawning into it (tests/model/scope.pml, every
+# state in both modes: up to 9 million states, seconds; exhaustive mode
+# adds 3 threads spawning and waiting twice each, 135 million states and
+# 5 minutes).
 #
 #   exhaustive  (make model) every state: about 80 million for the sleep
 #               protocol (2 minutes and 4.2 GB of memory here), 60 million
@@ -62,12 +64,24 @@ verify "planted joiner that reads the round apart from OWNED is found (3 waiters
     "-DBROKEN_SPLIT" "" "" scope.pml
 verify "3 threads waiting twice each on one scope, every state" 0 \
     "-DWAITERS=3 -DWAITS=2 -DTASKS=1" "" "" scope.pml
+verify "planted spawn that leaves the reference to a finishing wait is found" 1 \
+    "-DSPAWN -DBROKEN_LATE -DWAITERS=2" "" "" scope.pml
+verify "planted spawn that gives the reference back in a second step is found" 1 \
+    "-DSPAWN -DBROKEN_TWO_STEP -DWAITERS=2" "" "" scope.pml
+verify "planted joiner that returns before its own task ran is found" 1 \
+    "-DSPAWN -DBROKEN_JOIN -DWAITERS=2" "" "" scope.pml
+verify "2 threads spawning and waiting twice each on one scope, every state" 0 \
+    "-DSPAWN -DWAITERS=2 -DWAITS=2 -DTASKS=1" "" "" scope.pml
+verify "3 threads spawning and waiting on one scope, every state" 0 \
+    "-DSPAWN -DWAITERS=3 -DWAITS=1 -DTASKS=1" "-DCOLLAPSE" "" scope.pml
 case $MODE in
 exhaustive)
     verify "sleep protocol, every state (3 workers, 2 posters)" 0 \
         "-DWORKERS=3 -DPOSTERS=2 -DJOBS=1" "-DCOLLAPSE -DMEMLIM=8000" ""
     verify "a parked worker's stand-in, every state (2 threads and 1 spare, 2 posters)" 0 \
         "-DNUM_THREADS=2 -DMAX_WORKERS=3 -DPOSTERS=2" "-DCOLLAPSE -DMEMLIM=8000" "" park.pml
+    verify "3 threads spawning and waiting twice each on one scope, every state" 0 \
+        "-DSPAWN -DWAITERS=3 -DWAITS=2 -DTASKS=1" "-DCOLLAPSE -DMEMLIM=8000" "" scope.pml
     ;;
 bitstate)
     verify "sleep protocol, bitstate search (3 workers, 2 posters)" 0 \

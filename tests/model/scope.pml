@@ -1,5 +1,6 @@
 /* tests/model/scope.pml - several threads waiting on one scope at once and
- * again and again (pool.h's pool__scope_wait), for spin.
+ * again and again, and spawning into it meanwhile (pool.h's pool__scope_wait
+ * and pool_scope_spawn), for spin.
  *
  * The scope's latch word holds the round and three flags: OWNED while one
  * waiter owns the wait, DONE once the scope's tasks have finished, WAITING
@@ -16,21 +17,33 @@
  * blocks only if the word still holds the value it expects), pool__latch_set
  * (fetch-or DONE, wake if WAITING), pool__wake_all, the pending count with
  * the reference as a flag of its own. TASKS tasks are spawned before the
- * waiters start; they finish while the first waits are under way. Later
- * waits find the scope empty, so both ends of a wait are covered: the
- * latch set by the last task, and the re-arm of an empty scope. Every
- * atomic step indivisible and sequentially consistent (pool.h argues its
- * orderings beside the code).
+ * waiters start; they finish while the first waits are under way. With
+ * SPAWN (-DSPAWN), every waiter spawns a task of its own before each of its
+ * waits, which may come while another thread's wait is finishing: the
+ * spawn that finds the count at zero gives the reference back itself, and
+ * a joiner whose round is over waits again while the count is not the bare
+ * reference. Both ends of a wait are covered: the latch set by the last
+ * task, and the re-arm of an empty scope. Every atomic step indivisible
+ * and sequentially consistent (pool.h argues its orderings beside the
+ * code).
  *
  * BROKEN (-DBROKEN) plants a re-arm that does not wake the word, as a plain
  * store would; BROKEN_SPLIT a joiner that reads the round apart from the
  * OWNED flag (as the old code, which kept them in two words, did), so that
- * it can block in a round that nobody owns. tests/model/check.sh makes
- * sure spin finds the hang each one causes.
+ * it can block in a round that nobody owns; with SPAWN, BROKEN_LATE a spawn
+ * that leaves the reference to the owner (a task of it that finishes first
+ * sets the latch of a round that is done, or of the next one),
+ * BROKEN_TWO_STEP a spawn that gives the reference back in a step apart
+ * from its count (by then the next owner may have taken it away again),
+ * and BROKEN_JOIN a joiner that returns when its round is over (its own
+ * task may not have run). tests/model/check.sh makes sure spin finds each one.
  *
- * Properties: a wait returns only once every task has finished (assert),
- * and when no process can move any more, every waiter has done all its
- * waits (spin reports any other end state as invalid).
+ * Properties: a wait returns only once every task spawned before the
+ * scope's waiters started has finished, and the waiter's own task too
+ * (assert); a waiter that owns a wait finds neither DONE nor WAITING set
+ * (assert, as pool.h's POOL_ASSERT); and when no process can move any
+ * more, every waiter has done all its waits (spin reports any other end
+ * state as invalid).
  */
 
 #ifndef WAITERS
@@ -54,7 +67,8 @@ byte word;             /* the scope's latch word */
 byte pending = TASKS;  /* unfinished tasks ... */
 bool unwaited = true;  /* ... plus the reference until a waiter takes it */
 bool blocked[WAITERS]; /* in the futex wait */
-byte finished;         /* tasks that have finished */
+byte finished;         /* tasks spawned before the waiters that have finished */
+bool mine_done[WAITERS]; /* SPAWN: the waiter's own task of this wait has run */
 
 /* pool__wake_all */
 inline wake_all() {
@@ -92,25 +106,63 @@ inline park_in(me, r, cur) {
     od
 }
 
-proctype Task() {
+/* A task; `me` is the waiter that spawned it, WAITERS for the first ones. */
+proctype Task(byte me) {
+    bool last;
+    if
+    :: me < WAITERS -> mine_done[me] = true /* its run, before its count goes */
+    :: else -> skip
+    fi;
+    /* pool__scope_task_done: the decrement, then (a step of its own) the
+       latch if it was the last count. */
     atomic {
         pending--;
-        finished++;
         if
-        :: pending == 0 && !unwaited ->
-           /* pool__latch_set */
+        :: me == WAITERS -> finished++
+        :: else -> skip
+        fi;
+        last = pending == 0 && !unwaited
+    }
+    if
+    :: last ->
+       atomic { /* pool__latch_set */
            if
            :: word & WAITING -> word = word | DONE; wake_all()
            :: else -> word = word | DONE
            fi
-        :: else -> skip
-        fi
-    }
+       }
+    :: else -> skip
+    fi
 }
 
 proctype Waiter(byte me) {
     byte n, s, r, cur, old;
+    bool zero;
     for (n : 1 .. WAITS) {
+#ifdef SPAWN
+        /* pool_scope_spawn: count the task, at zero giving the reference
+           back in the same step (its CAS); then post it. */
+        mine_done[me] = false;
+#if defined(BROKEN_LATE)
+        pending++;
+#elif defined(BROKEN_TWO_STEP) /* the reference back in a step of its own */
+        atomic { zero = pending == 0 && !unwaited; pending++ }
+        if
+        :: zero -> unwaited = true
+        :: else -> skip
+        fi;
+#else
+        atomic {
+            if
+            :: pending == 0 && !unwaited -> unwaited = true
+            :: else -> skip
+            fi;
+            pending++
+        }
+#endif
+        run Task(me);
+#endif
+again:
         s = word;
         do
         :: atomic {
@@ -131,7 +183,13 @@ proctype Waiter(byte me) {
 #ifdef BROKEN_SPLIT
            r = word & ~FLAGS; /* planted: the round from a second read */
 #endif
-           park_in(me, r, cur)
+           park_in(me, r, cur);
+#if defined(SPAWN) && !defined(BROKEN_JOIN)
+           if
+           :: (pending != 0 || !unwaited) -> goto again /* tasks unfinished */
+           :: else -> skip
+           fi
+#endif
         :: else -> /* pool__scope_wait_owned */
            atomic { unwaited = false; old = pending }
            if
@@ -151,13 +209,16 @@ proctype Waiter(byte me) {
            }
         fi;
         assert(finished == TASKS);
+#ifdef SPAWN
+        assert(mine_done[me]);
+#endif
     }
 }
 
 init {
     byte i;
     atomic {
-        for (i : 1 .. TASKS) { run Task() }
+        for (i : 1 .. TASKS) { run Task(WAITERS) }
         for (i : 0 .. WAITERS - 1) { run Waiter(i) }
     }
 }
