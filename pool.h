@@ -1577,6 +1577,7 @@ struct pool {
     POOL__ALIGNED uint64_t jobs_injected;
     uint64_t threads_failed;
     uint64_t spawn_retry_ns; /* posters start no thread before this time */
+    uint32_t spawn_again;    /* a poster found spawn_lock held: see pool__spawn */
     uint64_t outside_wait_depth_max; /* the deepest nesting of waits on p's outside waiters */
     pool__mutex spawn_lock;
     pool__mutex help_lock; /* helpers that take their own work from the injector */
@@ -1639,7 +1640,8 @@ static void pool__monitor_retry(pool *p) {
    that no awake worker can take, and when a worker parks. A poster never
    blocks on the lock (wait_for_lock 0): whoever holds it is starting a
    thread, which will look for that work and wake or start more if it
-   finds plenty. A parker waits for the lock (wait_for_lock 1): the
+   finds plenty, or starts none and looks again after its unlock, as the
+   poster leaves it word to (spawn_again). A parker waits for the lock (wait_for_lock 1): the
    holder may have read the count before the park, and nobody else would
    start the parker's spare. A failed start is counted and tried again
    later, by the monitor thread while the pool is short of threads and by
@@ -1667,10 +1669,22 @@ POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
     return want < p->max_workers ? want : p->max_workers;
 }
 
+static uint32_t pool__spawn_locked(pool *p, int spares);
+static uint32_t pool__spawn_unlock(pool *p, uint32_t started);
+
+/* A poster that finds the lock held leaves spawn_again set for the holder,
+   which looks again once it has unlocked: the holder may have read the
+   count of parked workers before a park that made the poster's work need
+   a thread, and would start none. Every holder that starts threads looks
+   after its unlock, so a poster's failed trylock always has somebody
+   behind it. seq_cst, the store and the exchange: the holder's exchange
+   comes after its unlock, and either sees the flag or comes before the
+   store, whose trylock then failed on a later holder, which looks in turn.
+   The lock's other holders are a new worker's start-up, which looks for
+   work itself, and pool_destroy. */
 static uint32_t pool__spawn(pool *p, int wait_for_lock, int spares) {
     uint32_t started, limit;
     uint64_t retry;
-    pool__worker *w;
     /* Relaxed: a stale value only costs one extra trip to the lock. */
     started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
     /* seq_cst: see pool__threads_wanted. */
@@ -1680,11 +1694,23 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock, int spares) {
        thread at all every post tries: nobody else would run its work. */
     retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
     if (!wait_for_lock && started && retry && pool__now_ns() < retry) return started;
-    if (wait_for_lock) pool__mutex_lock(&p->spawn_lock);
-    else if (!pool__mutex_trylock(&p->spawn_lock)) return started;
-    started = p->threads_started;
+    if (wait_for_lock) {
+        pool__mutex_lock(&p->spawn_lock);
+    } else if (!pool__mutex_trylock(&p->spawn_lock)) {
+        POOL__STORE(&p->spawn_again, 1, POOL__SEQ_CST);
+        return started;
+    }
+    return pool__spawn_unlock(p, pool__spawn_locked(p, spares));
+}
+
+/* pool__spawn's work under spawn_lock: starts one thread if p has fewer
+   than it should. */
+static uint32_t pool__spawn_locked(pool *p, int spares) {
+    uint32_t started = p->threads_started, limit = (uint32_t)p->num_threads;
+    pool__worker *w;
     /* Relaxed: a park before the previous holder's unlock is seen through
-       the lock; a later one is its parker's to start. */
+       the lock; a later one is its parker's to start, or the poster's that
+       sets spawn_again. */
     if (spares) limit = pool__threads_wanted(p, POOL__RELAXED);
     if (!p->spawn_closed && started < limit) {
         w = pool__worker_new(p, started);
@@ -1702,8 +1728,24 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock, int spares) {
             if (p->monitor.running) pool__monitor_retry(p);
         }
     }
-    pool__mutex_unlock(&p->spawn_lock);
     return started;
+}
+
+/* Unlocks spawn_lock, then does what posters asked for meanwhile (see
+   pool__spawn); `started` is the count the holder saw. Returns the count. */
+static uint32_t pool__spawn_unlock(pool *p, uint32_t started) {
+    for (;;) {
+        pool__mutex_unlock(&p->spawn_lock);
+        if (!POOL__XCHG(&p->spawn_again, 0, POOL__SEQ_CST)) return started;
+        /* Relaxed, as in pool__spawn. A start that failed is the monitor's
+           to retry. */
+        if (POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED)) return started;
+        if (!pool__mutex_trylock(&p->spawn_lock)) {
+            POOL__STORE(&p->spawn_again, 1, POOL__SEQ_CST);
+            return started;
+        }
+        started = pool__spawn_locked(p, 1); /* a poster's limit: with spares */
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2942,8 +2984,9 @@ static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
 /* w, a worker of wt->runner, waits: runs what belongs to the wait, yields a
    few rounds when there is nothing, then parks. Before it parks it looks
    in the injector too: a scope's tasks land there when they were spawned
-   from outside the pool, or when a deque could not grow, and a pool that
-   cannot start a thread may have nobody else to run them. */
+   from outside the pool, or when a deque could not grow, a join's half
+   when a waiter nested on top of the join handed it off (pool__own_work),
+   and a pool that cannot start a thread may have nobody else to run them. */
 static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
     unsigned rounds = 0;
     pool__wait_enter(w, wt->runner);
@@ -2951,7 +2994,7 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
         int new_run;
         pool_task *t = pool__own_work(w, wt, &new_run);
         if (!t && (t = pool__leapfrog(w, wt)) != NULL) new_run = 1;
-        if (!t && rounds == POOL__WAIT_ROUNDS && wt->scope &&
+        if (!t && rounds == POOL__WAIT_ROUNDS && (wt->scope || wt->own) &&
             pool__injector_has_work(&wt->runner->injector))
             t = pool__take_own(wt->runner, wt);
         if (t) {
@@ -3009,7 +3052,7 @@ static void pool__wait_join(pool__worker *w, pool__call_job *job) {
     wt.tag = &job->task;
     wt.thief = &job->thief;
     wt.scope = NULL;
-    wt.own = NULL;
+    wt.own = &job->task; /* handed off to the injector by a waiter (pool__own_work) */
     pool__wait_in_pool(w, &wt);
 }
 

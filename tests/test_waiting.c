@@ -404,6 +404,30 @@ static void test_spare_while_spawn_locked(void) {
     CHECK(pool_destroy(pool_b) == 0);
 }
 
+/* The holder of the spawn lock read the parked count before a park and
+   starts nothing; a poster that finds the lock held meanwhile, for work
+   that needs the parked worker's spare, leaves word, and the holder looks
+   again after its unlock and starts the spare. White-box: the test is the
+   holder (it takes the lock and hands it back through the same unlock the
+   pool uses) and fakes the park. */
+static void test_spare_after_spawn_unlock(void) {
+    uint32_t started;
+    test_watchdog(60, "test_waiting: a spare asked for while the spawn lock was held");
+    printf("  a poster finds the spawn lock held: the holder starts the spare after its unlock\n");
+    pool_a = test_pool(1);
+    pool_call(pool_a, nop, NULL); /* A's worker is running */
+    pool__mutex_lock(&pool_a->spawn_lock);
+    started = pool_a->threads_started; /* what the holder saw: nothing to start */
+    CHECK_EQ_I64(started, 1);
+    POOL__FETCH_ADD(&pool_a->parked, 1, POOL__SEQ_CST); /* a park after the holder's look */
+    CHECK_EQ_I64(pool__spawn(pool_a, 0, 1), 1);         /* a poster: the lock is held */
+    CHECK_EQ_I64(pool__spawn_unlock(pool_a, started), 2); /* the holder starts the spare */
+    CHECK_EQ_I64(POOL__LOAD(&pool_a->threads_started, POOL__ACQUIRE), 2);
+    CHECK_EQ_I64(POOL__LOAD(&pool_a->spawn_again, POOL__RELAXED), 0);
+    POOL__FETCH_SUB(&pool_a->parked, 1, POOL__SEQ_CST);
+    CHECK(pool_destroy(pool_a) == 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* 5. Cycles between pools, with blocking waits in between                  */
 /* ------------------------------------------------------------------------ */
@@ -498,6 +522,7 @@ int main(int argc, char **argv) {
         {"cycle_scope", test_cycle_scope},
         {"busy_while_waiting", test_busy_while_waiting},
         {"spare_while_spawn_locked", test_spare_while_spawn_locked},
+        {"spare_after_spawn_unlock", test_spare_after_spawn_unlock},
         {"cycles2", cycles2},
         {"cycles16", cycles16},
     };
