@@ -2285,12 +2285,12 @@ static int pool__latch_spin(pool__latch *l, int spins) {
 }
 
 /* Blocks on l's word once, in the round it was in at `round` (the word
-   without its flags); returns 1 if that round is done or over, else 0
-   (the wake-up was spurious). */
-static int pool__latch_park_in(pool__latch *l, uint32_t round) {
+   without its flags); returns 1 if that round is over or has one of the
+   flags in `ends`, else 0 (the wake-up was spurious). */
+static int pool__latch_park_until(pool__latch *l, uint32_t round, uint32_t ends) {
     /* Acquire: DONE means the job's effects are visible. */
     uint32_t s = POOL__LOAD(&l->state, POOL__ACQUIRE);
-    if ((s & ~POOL__LATCH_FLAGS) != round || (s & POOL__LATCH_DONE))
+    if ((s & ~POOL__LATCH_FLAGS) != round || (s & ends))
         return 1;
     if (!(s & POOL__LATCH_WAITING) &&
         !POOL__CAS(&l->state, &s, s | POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE))
@@ -2298,6 +2298,11 @@ static int pool__latch_park_in(pool__latch *l, uint32_t round) {
     POOL__CHAOS();
     pool__wait(&l->state, s | POOL__LATCH_WAITING);
     return 0;
+}
+
+/* Blocks once until round `round` of l is done or over (see above). */
+static int pool__latch_park_in(pool__latch *l, uint32_t round) {
+    return pool__latch_park_until(l, round, POOL__LATCH_DONE);
 }
 
 /* Blocks on l's word once; returns 1 if l is done. */
@@ -2431,6 +2436,22 @@ static pool__outer_run pool__run_begin(pool__worker *w, pool_task *t, pool_scope
     return outer;
 }
 
+/* Keeps the base of w's current run at or below its deque's bottom. A
+   waiter may pop below the base (its scope's tasks, see pool__own_work);
+   what w pushes from there on is its current run's, and must lie at or
+   above the base, or the run's own waits and its waiters' leapfrogs would
+   not find it. What lies below the bottom is older either way. Release:
+   as in pool__run_begin. */
+static void pool__clamp_run_base(pool__worker *w) {
+    /* Relaxed: only the owner writes bottom. */
+    int64_t bottom = POOL__LOAD(&w->deque.bottom, POOL__RELAXED);
+    uint32_t depth = w->run_depth;
+    if (bottom >= w->run_base) return;
+    w->run_base = bottom;
+    if (depth && depth - 1 < POOL__FRAMES)
+        POOL__STORE(&w->frames[depth - 1].base, bottom, POOL__RELEASE);
+}
+
 /* The end of w's innermost run: its frame is freed, and everything w
    pushes from here on belongs to the run it was nested in. */
 static void pool__run_end(pool__worker *w, pool__outer_run outer) {
@@ -2438,6 +2459,7 @@ static void pool__run_end(pool__worker *w, pool__outer_run outer) {
     if (depth < POOL__FRAMES) POOL__STORE(&w->frames[depth].run, 0, POOL__RELEASE);
     w->run_current = outer.id;
     w->run_base = outer.base;
+    pool__clamp_run_base(w); /* the inner run's waits may have popped below it */
 }
 
 /* Runs task t, taken from a queue of w's pool, on worker w. The task may
@@ -2873,6 +2895,7 @@ static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt, int *
         n++;
         if (scope || pool__is_call_job(t)) break; /* handed off, not put back */
     }
+    pool__clamp_run_base(w);
     if (first) pool__hand_off(w->home, first, last, n);
     return mine;
 }
@@ -3615,11 +3638,12 @@ static int pool__post(pool *p, pool_task *t) {
    that is already done; the owner's re-arm sets the reference bit, which
    is then set already. A joiner cannot tell whether the round it joined
    covers what it spawned itself (its spawn may have come after that
-   round's tasks finished), so when the round is over it looks at the
-   count: anything but the bare reference means tasks are unfinished, and
-   it waits again. tests/model/scope.pml checks all of this with waiters
-   that spawn, after finding the hang of a give-back in two steps, of none,
-   and the early return of a joiner that does not look again. */
+   round's tasks finished), so when the round is done or over it looks at
+   the count, the reference aside: any means tasks are unfinished, and it
+   waits again, once that round is over. tests/model/scope.pml checks
+   all of this with waiters that spawn, after finding the hang of a
+   give-back in two steps, of none, and the early return of a joiner that
+   does not look again. */
 #define POOL__SCOPE_UNWAITED ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 2))
 
 POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
@@ -3674,14 +3698,22 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
 
 /* Another thread owns the wait for s, in round `round`: block until that
    round is done or over. Returns whether tasks are still unfinished then
-   (the caller waits again: see above). Acquire: pairs with the release of
-   the decrements (and so of every task that finished). */
+   (the caller waits again: see above); in that case it first blocks until
+   the round is over, since a round that is done stays so until its owner
+   re-arms the scope, and looking again before would spin. Acquire: pairs
+   with the release of the decrements (and so of every task that finished).
+   The reference bit is masked: an owner that has not given it back yet
+   leaves the count at zero. */
 static int pool__scope_wait_other(pool_scope *s, uint32_t round) {
     pool__worker *w = pool__current;
+    int unfinished;
     if (w) pool__park_begin(w);
     while (!pool__latch_park_in(&s->pool__done, round)) continue;
+    unfinished = (POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) & ~POOL__SCOPE_UNWAITED) != 0;
+    if (unfinished)
+        while (!pool__latch_park_until(&s->pool__done, round, 0)) continue;
     if (w) pool__park_end(w);
-    return POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) != POOL__SCOPE_UNWAITED;
+    return unfinished;
 }
 
 /* The owner of the wait for s (see above), in round `round`, waits for its

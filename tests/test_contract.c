@@ -29,7 +29,8 @@
  *
  * Thread creation goes through pool.h's private POOL__THREAD_CREATE hook:
  * a pool made with NO_THREAD_STACK can start no worker, one made with
- * RETRY_STACK fails the first start of its second worker once.
+ * RETRY_STACK fails the first start of its second worker once, one made
+ * with NO_SPARE_STACK starts its first worker and no other.
  */
 #define POOL__THREAD_CREATE test_thread_create
 #define POOL_IMPLEMENTATION
@@ -43,12 +44,16 @@
 
 #define NO_THREAD_STACK ((size_t)1 << 20)
 #define RETRY_STACK (((size_t)1 << 20) + 65536)
+#define NO_SPARE_STACK (((size_t)1 << 20) + 131072)
 
 static atomic_int retry_failures; /* failed starts of a RETRY_STACK worker 1 */
 
 static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
                               void *arg) {
     if (fn == pool__worker_main && stack_size == NO_THREAD_STACK) return EAGAIN;
+    if (fn == pool__worker_main && stack_size == NO_SPARE_STACK &&
+        ((pool__worker *)arg)->index >= 1)
+        return EAGAIN;
     if (fn == pool__worker_main && stack_size == RETRY_STACK &&
         ((pool__worker *)arg)->index == 1 && atomic_fetch_add(&retry_failures, 1) == 0)
         return EAGAIN;
@@ -542,6 +547,72 @@ static void test_scope_spawn_waiters(void) {
     CHECK(pool_destroy(p) == 0);
 }
 
+/* A pool of one thread that can start no spare. Its worker runs A, which
+   spawns T into scope S, submits D (detached) and B; then B, whose run
+   begins above T and D, waits for S: T lies below the base of B's run, and
+   is B's to run (a waiter that left it there parked, and needed a spare).
+   Taking T empties the deque below B's base; B then joins f and g, and f
+   waits for scope S2, whose task comes from outside: g's half must not be
+   handed to the pool where only another thread could take it, or be left
+   where B's join cannot take it back. Everything runs on the one worker. */
+static pool *below_pool;
+static pool_scope below_s, below_s2;
+static atomic_int below_t_ran, below_x_ran, below_g_ran, below_b_done, below_want_x,
+    below_x_spawned;
+
+static void below_t(pool_task *t) { (void)t; atomic_store(&below_t_ran, 1); }
+static void below_x(pool_task *t) { (void)t; atomic_store(&below_x_ran, 1); }
+static void below_d(pool_task *t) { (void)t; }
+static pool_task below_task_t = POOL_TASK_INIT(below_t), below_task_x = POOL_TASK_INIT(below_x),
+                 below_task_d = POOL_TASK_INIT(below_d);
+
+static void below_f(void *arg) {
+    (void)arg;
+    atomic_store(&below_want_x, 1);
+    while (!atomic_load(&below_x_spawned)) sched_yield();
+    pool_scope_wait(&below_s2);
+}
+
+static void below_g(void *arg) { (void)arg; atomic_store(&below_g_ran, 1); }
+
+static void below_nop(void *arg) { (void)arg; }
+
+static void below_b(pool_task *t) {
+    (void)t;
+    pool_scope_wait(&below_s);
+    pool_join(below_pool, below_f, NULL, below_g, NULL);
+    atomic_store(&below_b_done, 1);
+}
+static pool_task below_task_b = POOL_TASK_INIT(below_b);
+
+static void below_a(pool_task *t) {
+    (void)t;
+    CHECK(pool_scope_spawn(&below_s, &below_task_t) == 0);
+    CHECK(pool_submit(below_pool, &below_task_d) == 0);
+    CHECK(pool_submit(below_pool, &below_task_b) == 0);
+}
+static pool_task below_task_a = POOL_TASK_INIT(below_a);
+
+static void test_waits_below_run_base(void) {
+    pool_stats st;
+    test_watchdog(30, "test_contract: waits below a run's base on a pool that can start no spare");
+    printf("  a scope's tasks and a join's half below a run's base, no spare can start\n");
+    below_pool = pool_with(1, NO_SPARE_STACK, 0);
+    pool_call(below_pool, below_nop, NULL); /* its one worker runs */
+    pool_scope_init(&below_s, below_pool);
+    pool_scope_init(&below_s2, below_pool);
+    CHECK(pool_submit(below_pool, &below_task_a) == 0);
+    wait_flag(&below_want_x, 5);
+    CHECK(pool_scope_spawn(&below_s2, &below_task_x) == 0); /* from outside: injected */
+    atomic_store(&below_x_spawned, 1);
+    wait_flag(&below_b_done, 5);
+    CHECK_MSG(atomic_load(&below_b_done), "B did not finish (T %d, X %d, g %d)",
+              atomic_load(&below_t_ran), atomic_load(&below_x_ran), atomic_load(&below_g_ran));
+    pool_stats_get(below_pool, &st);
+    CHECK_EQ_I64(st.spares_started, 0);
+    CHECK(pool_destroy(below_pool) == 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* pool_stats_print and a write error at the flush                          */
 /* ------------------------------------------------------------------------ */
@@ -577,6 +648,7 @@ int main(int argc, char **argv) {
         {"scope_waiters", test_scope_waiters},
         {"scope_waiters_loop", test_scope_waiters_loop},
         {"scope_spawn_waiters", test_scope_spawn_waiters},
+        {"waits_below_run_base", test_waits_below_run_base},
         {"stats_print_full", test_stats_print_full},
     };
     test_watchdog(30, "test_contract");

@@ -237,7 +237,8 @@ static void test_own_deque_below_run(void) {
    never finish the wait). Each runs as a run of its own. */
 static void test_own_scope_below_run(void) {
     pool_scope waited;
-    pool_task t1 = POOL_TASK_INIT(nop_task), t2 = POOL_TASK_INIT(nop_task);
+    pool_task t1 = POOL_TASK_INIT(nop_task), t2 = POOL_TASK_INIT(nop_task),
+              t3 = POOL_TASK_INIT(nop_task);
     pool__call_job job;
     pool__awaited wt;
     pool__outer_run outer_run;
@@ -258,8 +259,16 @@ static void test_own_scope_below_run(void) {
     CHECK(pool__own_work(v, &wt, &new_run) == &t1);
     CHECK_EQ_I64(new_run, 1);
     CHECK_EQ_I64(pool__deque_len(&v->deque), 0);
+    /* The run's base came down with the deque: what the run pushes now is
+       its own, for its waits and for its waiters' leapfrogs. */
+    CHECK_EQ_I64(v->run_base, POOL__LOAD(&v->deque.bottom, POOL__RELAXED));
+    CHECK_EQ_I64(POOL__LOAD(&v->frames[v->run_depth - 1].base, POOL__ACQUIRE), v->run_base);
+    push(v, &t3, &waited);
+    new_run = -1;
+    CHECK(pool__own_work(v, &wt, &new_run) == &t3);
+    CHECK_EQ_I64(new_run, 0);
     pool__run_end(v, outer_run);
-    (void)pool__unmark_queued(&t1), (void)pool__unmark_queued(&t2);
+    (void)pool__unmark_queued(&t1), (void)pool__unmark_queued(&t2), (void)pool__unmark_queued(&t3);
 }
 
 int main(void) {

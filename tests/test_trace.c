@@ -84,19 +84,33 @@ static void workload(pool *p) {
     CHECK(pool_wait_blocking_job(&job) == 0);
 }
 
+/* Whether every worker of p that has started has gone to sleep at least
+   once, and so has a lane: one started at the end of the work (a spare, or
+   a thread started for a batch) may not have run yet on a busy machine. */
+static int started_workers_slept(pool *p) {
+    pool_worker_stats ws;
+    int w, limit = pool_worker_index_limit(p);
+    for (w = 0; w < limit; w++) {
+        if (pool_worker_stats_get(p, w, &ws) != 0 || !ws.started) break;
+        if (ws.sleeps == 0) return 0;
+    }
+    return 1;
+}
+
 /* Writes p's trace while p is quiescent (its counters the same before and
-   after), and reads it back. */
+   after, every started worker asleep at least once), and reads it back. */
 static char *trace_of(pool *p, const char *path, size_t *len, pool_stats *st) {
     pool_stats again;
     int tries;
-    for (tries = 0; tries < 50; tries++) {
+    for (tries = 0; tries < 250; tries++) {
         test_sleep_us(20000); /* every worker asleep */
+        if (!started_workers_slept(p)) continue;
         pool_stats_get(p, st);
         CHECK_EQ_I64(pool_trace_write(p, path), 0);
         pool_stats_get(p, &again);
         if (memcmp(st, &again, sizeof again) == 0) break;
     }
-    CHECK(tries < 50);
+    CHECK(tries < 250);
     return slurp(path, len);
 }
 

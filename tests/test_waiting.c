@@ -332,7 +332,9 @@ static void test_busy_while_waiting(void) {
     {
         pool_stats s;
         pool_stats_get(pool_a, &s);
-        CHECK(s.waits_parked >= 1);
+        /* Under valgrind the other worker may run all the tasks before the
+           waiter is scheduled again, and its call then ends unparked. */
+        if (!test_under_valgrind()) CHECK(s.waits_parked >= 1);
         if (!test_under_valgrind()) CHECK(s.spares_started >= 1);
         CHECK(s.num_threads == 2);
         CHECK(pool_worker_index_limit(pool_a) > 2);

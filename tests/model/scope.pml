@@ -21,8 +21,8 @@
  * SPAWN (-DSPAWN), every waiter spawns a task of its own before each of its
  * waits, which may come while another thread's wait is finishing: the
  * spawn that finds the count at zero gives the reference back itself, and
- * a joiner whose round is over waits again while the count is not the bare
- * reference. Both ends of a wait are covered: the latch set by the last
+ * a joiner whose round is done or over and who finds tasks unfinished (a
+ * count, the reference aside) waits again once the round is over. Both ends of a wait are covered: the latch set by the last
  * task, and the re-arm of an empty scope. Every atomic step indivisible
  * and sequentially consistent (pool.h argues its orderings beside the
  * code).
@@ -76,14 +76,14 @@ inline wake_all() {
     for (k : 0 .. WAITERS - 1) { blocked[k] = false }
 }
 
-/* pool__latch_park_in(round) for waiter `me` until the round is done or
-   over; `cur` and `r` are the caller's scratch. */
-inline park_in(me, r, cur) {
+/* pool__latch_park_until(round, ends) for waiter `me` until the round is
+   over or has a flag of `ends`; `cur` and `r` are the caller's scratch. */
+inline park_until(me, r, cur, ends) {
     do
     :: atomic {
            cur = word;
            if
-           :: (cur & ~FLAGS) != r || (cur & DONE) -> break
+           :: (cur & ~FLAGS) != r || (cur & ends) -> break
            :: else -> skip
            fi
        }
@@ -104,6 +104,11 @@ inline park_in(me, r, cur) {
        }
        (!blocked[me])
     od
+}
+
+/* pool__latch_park_in: until the round is done or over. */
+inline park_in(me, r, cur) {
+    park_until(me, r, cur, DONE)
 }
 
 /* A task; `me` is the waiter that spawned it, WAITERS for the first ones. */
@@ -186,7 +191,9 @@ again:
            park_in(me, r, cur);
 #if defined(SPAWN) && !defined(BROKEN_JOIN)
            if
-           :: (pending != 0 || !unwaited) -> goto again /* tasks unfinished */
+           :: pending != 0 -> /* tasks unfinished: wait again, once the round is over */
+              park_until(me, r, cur, 0);
+              goto again
            :: else -> skip
            fi
 #endif
