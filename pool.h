@@ -1672,14 +1672,26 @@ POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
 static uint32_t pool__spawn_locked(pool *p, int spares);
 static uint32_t pool__spawn_unlock(pool *p, uint32_t started);
 
+/* Takes spawn_lock if it is free (returns 1), or leaves word for its
+   holder (returns 0). The word comes after a failed try, so the holder
+   that failed it may have looked already: the lock is tried once more
+   after the word. If that fails too, its holder took the lock after the
+   word was left, and looks after its unlock. */
+static int pool__spawn_trylock(pool *p) {
+    if (pool__mutex_trylock(&p->spawn_lock)) return 1;
+    POOL__STORE(&p->spawn_again, 1, POOL__SEQ_CST);
+    return pool__mutex_trylock(&p->spawn_lock);
+}
+
 /* A poster that finds the lock held leaves spawn_again set for the holder,
    which looks again once it has unlocked: the holder may have read the
    count of parked workers before a park that made the poster's work need
    a thread, and would start none. Every holder that starts threads looks
    after its unlock, so a poster's failed trylock always has somebody
-   behind it. seq_cst, the store and the exchange: the holder's exchange
-   comes after its unlock, and either sees the flag or comes before the
-   store, whose trylock then failed on a later holder, which looks in turn.
+   behind it (see pool__spawn_trylock). seq_cst, the store and the
+   exchange: a holder's exchange comes after its unlock, and either sees
+   the word or comes before it; then the poster's second try finds the
+   lock free, or held by a later holder, which looks in turn.
    The lock's other holders are a new worker's start-up, which looks for
    work itself, and pool_destroy. */
 static uint32_t pool__spawn(pool *p, int wait_for_lock, int spares) {
@@ -1694,12 +1706,8 @@ static uint32_t pool__spawn(pool *p, int wait_for_lock, int spares) {
        thread at all every post tries: nobody else would run its work. */
     retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
     if (!wait_for_lock && started && retry && pool__now_ns() < retry) return started;
-    if (wait_for_lock) {
-        pool__mutex_lock(&p->spawn_lock);
-    } else if (!pool__mutex_trylock(&p->spawn_lock)) {
-        POOL__STORE(&p->spawn_again, 1, POOL__SEQ_CST);
-        return started;
-    }
+    if (wait_for_lock) pool__mutex_lock(&p->spawn_lock);
+    else if (!pool__spawn_trylock(p)) return started;
     return pool__spawn_unlock(p, pool__spawn_locked(p, spares));
 }
 
@@ -1740,10 +1748,7 @@ static uint32_t pool__spawn_unlock(pool *p, uint32_t started) {
         /* Relaxed, as in pool__spawn. A start that failed is the monitor's
            to retry. */
         if (POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED)) return started;
-        if (!pool__mutex_trylock(&p->spawn_lock)) {
-            POOL__STORE(&p->spawn_again, 1, POOL__SEQ_CST);
-            return started;
-        }
+        if (!pool__spawn_trylock(p)) return started;
         started = pool__spawn_locked(p, 1); /* a poster's limit: with spares */
     }
 }
