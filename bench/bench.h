@@ -231,4 +231,37 @@ static BENCH_NOINLINE BENCH_MAYBE_UNUSED void bench_fib_pool(void *varg)
     f->result = a.result + b.result;
 }
 
+/* Where a deep recursion's stack frames lie matters to a join's cost: on the AMD EPYC of this
+ * project, bench/fib's pool_join on 1 thread took 13.4-14.4 ms at most offsets of its root frame
+ * and 15.3-16.7 ms at a few (64 offsets 16 bytes apart, one build; bench/results/stack-offset.txt):
+ * the processor predicts which loads depend on which earlier stores from the low bits of their
+ * addresses, so a stack frame that lands at the same offset within 4 KiB as the worker's deque
+ * fields can stall the join's loads. Any change that moves a frame by 16 bytes (a field added to
+ * a worker struct, a different inlining) moves the benchmark between the two. So the recursion's
+ * root is moved down the stack by a different offset in each run, and the median is taken over
+ * layouts, not of one layout's luck. */
+#define BENCH_STACK_OFFSET_STEP 272u /* 17 * 16: nine runs spread over 4 KiB in 16-byte steps */
+
+static BENCH_MAYBE_UNUSED size_t bench_stack_offset(int run)
+{
+    return (size_t)((unsigned)run * BENCH_STACK_OFFSET_STEP % 4096u);
+}
+
+struct bench_shifted_call {
+    void (*fn)(void *arg);
+    void *arg;
+    size_t offset; /* bytes of stack left unused below the caller's frame */
+};
+
+/* Runs s->fn(s->arg) with its stack frame s->offset bytes lower than it would be: pass it to
+ * pool_call to move a recursion's root on a worker. */
+static BENCH_NOINLINE BENCH_MAYBE_UNUSED void bench_call_shifted(void *varg)
+{
+    struct bench_shifted_call *s = varg;
+    char pad[s->offset + 1]; /* a VLA, kept because its address escapes below */
+    pad[0] = 0;
+    s->fn(s->arg);
+    bench_do_not_optimize((uint64_t)(uintptr_t)pad);
+}
+
 #endif /* BENCH_H */

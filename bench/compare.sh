@@ -7,6 +7,10 @@
 #
 #   sh bench/compare.sh 62f117b          # the working tree against 62f117b, 9 runs each
 #   BENCHES="fib nqueens" sh bench/compare.sh HEAD 15
+#   SAME_BENCH=1 sh bench/compare.sh 62f117b   # both built from the working tree's bench/ sources
+#
+# SAME_BENCH=1 measures only pool.h's change: REV's pool.h is built with today's benchmark programs
+# (which must then compile against it), so a change of method in a benchmark applies to both.
 #
 # Needs git, a C compiler and awk. Builds under build/compare/.
 cd "$(dirname "$0")/.." || exit 1
@@ -18,6 +22,9 @@ BENCHES=${BENCHES:-$(sed -n 's/^BENCHES="\(.*\)"$/\1/p' bench/run.sh)}
 OUT=build/compare
 rm -rf "$OUT" && mkdir -p "$OUT/old" "$OUT/bin" || exit 1
 git archive "$REV" pool.h bench | tar -x -C "$OUT/old" || exit 1
+if [ "${SAME_BENCH:-0}" = 1 ]; then
+    rm -rf "$OUT/old/bench" && cp -R bench "$OUT/old/bench" || exit 1
+fi
 for b in $BENCHES; do
     $CC -O2 -pthread -o "$OUT/bin/$b.new" "bench/$b.c" || exit 1
     if [ -f "$OUT/old/bench/$b.c" ]; then
@@ -66,7 +73,7 @@ while [ "$i" -lt "$RUNS" ]; do
     echo "run $i of $RUNS done" >&2
 done
 
-echo "bench/compare.sh: $RUNS interleaved runs each; old = $REV ($(git rev-parse --short "$REV")), new = working tree ($(git rev-parse --short HEAD)$(git status --porcelain --untracked-files=no | grep -q . && echo ' + changes'))"
+echo "bench/compare.sh: $RUNS interleaved runs each; old = $REV ($(git rev-parse --short "$REV"))$([ "${SAME_BENCH:-0}" = 1 ] && echo "'s pool.h with today's bench/"), new = working tree ($(git rev-parse --short HEAD)$(git status --porcelain --untracked-files=no | grep -q . && echo ' + changes'))"
 echo "cpu: $(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n 1), $(nproc 2>/dev/null) CPUs; $($CC --version | head -n 1)"
 awk -F'\t' '
 function median(list,    c, a, i, j, t) {

@@ -6,9 +6,12 @@
  * very same recursion as the pool's, through a `void *` argument without the pool ("plain"): the
  * difference to the plain one divided by the number of joins is what one pool_join costs.
  *
- *     usage: fib [-n N] [-r RUNS] [THREADS...]      defaults: -n 30 -r 9, threads 1 2
+ *     usage: fib [-n N] [-r RUNS] [-o OFFSET] [THREADS...]   defaults: -n 30 -r 9, threads 1 2
  *
- * Every variant is timed RUNS times, interleaved, and the median is reported.
+ * -o fixes the root's stack offset (bytes) for every run instead of spreading the runs over 4 KiB.
+ *
+ * Every variant is timed RUNS times, interleaved, and the median is reported. Each run starts the
+ * pool's recursion at another stack offset (bench_call_shifted in bench.h says why).
  * Each THREADS value gets its own explicit pool (pool_config.num_threads); the recursion is
  * started with pool_call so that it runs entirely on the pool's workers.
  */
@@ -73,19 +76,26 @@ static volatile unsigned natural_n;
 /* One fib(n) from the top; returns its wall time and stores its process CPU time in *cpu_ns.
  * p == NULL means a serial variant on the calling thread (`natural` picks which). Exits if the
  * result is wrong. */
-static uint64_t run_once(pool *p, int natural, unsigned n, uint64_t *cpu_ns)
+/* -o: the one stack offset of every run; -1: spread (bench_stack_offset). */
+static long fixed_offset = -1;
+
+static uint64_t run_once(pool *p, int natural, unsigned n, int run, uint64_t *cpu_ns)
 {
     struct bench_fib root;
+    struct bench_shifted_call shifted;
     uint64_t w0, c0, w1, c1;
 
     root.n = n;
     root.result = 0;
     natural_n = n;
     bench_fib_pool_target = p;
+    shifted.fn = bench_fib_pool;
+    shifted.arg = &root;
+    shifted.offset = fixed_offset >= 0 ? (size_t)fixed_offset : bench_stack_offset(run);
     w0 = bench_now_ns();
     c0 = bench_cpu_ns();
     if (p)
-        pool_call(p, bench_fib_pool, &root); /* the whole recursion runs on p's workers */
+        pool_call(p, bench_call_shifted, &shifted); /* the whole recursion runs on p's workers */
     else if (natural)
         root.result = (uint64_t)fib_natural((int)natural_n);
     else
@@ -104,8 +114,8 @@ static uint64_t run_once(pool *p, int natural, unsigned n, uint64_t *cpu_ns)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: fib [-n N] [-r RUNS] [THREADS...]   (N <= 60, 1 <= RUNS <= %d, "
-                    "at most %d THREADS)\n", MAX_RUNS, MAX_POOLS);
+    fprintf(stderr, "usage: fib [-n N] [-r RUNS] [-o OFFSET] [THREADS...]   (N <= 60, 1 <= RUNS <= %d, "
+                    "0 <= OFFSET <= 65536, at most %d THREADS)\n", MAX_RUNS, MAX_POOLS);
     exit(2);
 }
 
@@ -130,6 +140,10 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) {
             runs = atoi(argv[++i]);
             if (runs < 1 || runs > MAX_RUNS)
+                usage();
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+            fixed_offset = atol(argv[++i]);
+            if (fixed_offset < 0 || fixed_offset > 65536)
                 usage();
         } else if (argv[i][0] == '-' || num_pools == MAX_POOLS) {
             usage();
@@ -173,8 +187,8 @@ int main(int argc, char **argv)
             pool *p = v < FIRST_POOL ? NULL : pools[v - FIRST_POOL];
             uint64_t c, w;
             bench_sleep_ns(SETTLE_NS);
-            run_once(p, v == NATURAL, n, &c);
-            w = run_once(p, v == NATURAL, n, &c);
+            run_once(p, v == NATURAL, n, r, &c);
+            w = run_once(p, v == NATURAL, n, r, &c);
             if (r >= 0) {
                 wall[v][r] = w;
                 cpu[v][r] = c;
