@@ -133,7 +133,8 @@
      ENOMEM     pool_create could not allocate
      EDEADLK    pool_destroy called from inside a task of that pool,
                 whatever thread runs it; pool_scope_wait_status called
-                from the task of that scope that the thread runs
+                from the task of that scope that the thread runs, or from
+                work the thread runs while it waits for that scope
      ECANCELED  a submission to a pool whose destroy has begun; a job
                 that pool_destroy_fast skipped
      EBUSY      a task or job submitted again while still queued from an
@@ -1498,7 +1499,7 @@ typedef struct pool__worker {
     uint32_t run_depth;   /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
     uint32_t ticks;       /* searches of the main loop, for its fairness rule */
     uint32_t wait_depth;  /* waits nested on its stack */
-    const pool_scope *running_scope; /* the scope of the task it runs innermost */
+    const pool_scope *running_scope; /* the scope whose task it runs innermost */
     pool *home;           /* the pool this worker belongs to */
     int index;
     int cpu; /* pinned to; -1: not pinned. Set by the worker before its first task. */
@@ -2323,6 +2324,9 @@ typedef struct pool__call_job {
     pool_fn fn;
     void *arg;
     uint32_t thief; /* 1 + the index of the worker that took it from a queue; 0: none yet */
+    /* A join half: the scope whose task its joiner ran innermost, which
+       its thief then runs a task of as well (see pool__inside_task_of). */
+    const pool_scope *enclosing;
     pool__latch done;
 } pool__call_job;
 
@@ -2339,10 +2343,19 @@ static void pool__call_job_init(pool__call_job *job, pool_fn fn, void *arg) {
     job->fn = fn;
     job->arg = arg;
     job->thief = 0;
+    job->enclosing = NULL;
     pool__latch_init(&job->done);
 }
 
 static int pool__is_call_job(const pool_task *t) { return t->run == pool__call_job_run; }
+
+/* The scope whose work task t is part of, for pool__inside_task_of: its
+   own scope, or for a join half its joiner's. */
+static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_scope *scope) {
+    if (scope || !pool__is_call_job(t)) return scope;
+    return ((const pool__call_job *)(const void *)((const char *)t -
+                                                   offsetof(pool__call_job, task)))->enclosing;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Worker loop: finding work, running it                                    */
@@ -2383,7 +2396,8 @@ static pool_scope *pool__unmark_queued(pool_task *t) {
 /* What pool_destroy and a scope's wait look at to refuse a wait for
    themselves (EDEADLK): the tasks this thread is running. A worker keeps
    the scope of the task it runs innermost (`running_scope`, owner-private:
-   a task costs a store); any other thread that runs a pool's tasks (one
+   a task costs a store), and a thief of a join half its joiner's, since
+   the half is part of that task; any other thread that runs a pool's tasks (one
    whose pool has no worker, pool_destroy's drain) links them in this
    chain. */
 typedef struct pool__helping {
@@ -2478,7 +2492,7 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     const pool_scope *outer_scope = w->running_scope;
     pool__outer_run outer_run = {0, 0};
     POOL__COUNT(w->stats.jobs_run, 1);
-    w->running_scope = scope;
+    w->running_scope = pool__enclosing_scope(t, scope);
     if (new_run) outer_run = pool__run_begin(w, t, scope);
     POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
@@ -2941,7 +2955,9 @@ static pool_task *pool__leapfrog(pool__worker *w, const pool__awaited *wt) {
             if (!run) break; /* frames are used from 0 up */
             if (POOL__LOAD(&frame->tag, POOL__ACQUIRE) != wt->tag) continue;
             t = pool__deque_steal(&v->deque, POOL__LOAD(&frame->base, POOL__ACQUIRE), &contended);
-            if (!t) break; /* deeper runs' bases lie higher still */
+            /* Not `break`: a deeper run's base can lie below this one's,
+               lowered with the deque by a wait (pool__clamp_run_base). */
+            if (!t) continue;
             POOL__CHAOS();
             if (POOL__LOAD(&frame->run, POOL__ACQUIRE) == run && pool__belongs(t, wt, v, run)) {
                 POOL__COUNT(w->stats.jobs_stolen, 1);
@@ -3464,6 +3480,7 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
     pool__call_job job_b;
     pool_task *t;
     pool__call_job_init(&job_b, b, b_arg);
+    job_b.enclosing = w->running_scope;
     if (pool__deque_push(&w->deque, &job_b.task) != 0) { /* full, and out of memory */
         a(a_arg);
         b(b_arg);
@@ -3750,23 +3767,13 @@ static void pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
         pool__wake_all(&s->pool__done.state);
 }
 
-POOL__INLINE int pool__scope_wait(pool_scope *s) {
-    pool *p;
-    uint32_t state;
-    if (!s) return EINVAL;
-    if (!(p = s->pool__pool)) return 0; /* every task ran when it was spawned */
-    if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
-        s->pool__pending = POOL__SCOPE_UNWAITED;
-        pool__latch_init(&s->pool__done);
-        return 0;
-    }
-    if (pool__inside_task_of(NULL, s)) return EDEADLK; /* it would wait for itself */
-    /* Own the wait, or join the one under way. Acquire: pairs with the
-       re-arming release of the previous owner. */
-    state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
+/* Own the wait for s, or join the one under way, until its tasks are done. */
+static void pool__scope_wait_done(pool_scope *s, pool *p) {
+    /* Acquire: pairs with the re-arming release of the previous owner. */
+    uint32_t state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
     for (;;) {
         if (state & POOL__LATCH_OWNED) {
-            if (!pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS)) return 0;
+            if (!pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS)) return;
             state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
             continue;
         }
@@ -3776,6 +3783,47 @@ POOL__INLINE int pool__scope_wait(pool_scope *s) {
             break;
     }
     pool__scope_wait_owned(s, p, state & ~POOL__LATCH_FLAGS);
+}
+
+/* The scope waits under way on this thread's stack, innermost first.
+   Whatever a thread runs while it waits for a scope is part of that
+   scope's work (see the waiting section), and so is everything nested in
+   it; a wait for the same scope from up there waits for itself: the wait
+   below cannot return first, and the work between them, part of the
+   scope, has not finished. A task of the scope is caught by
+   pool__inside_task_of; a join half or a task of another scope, run on
+   top of the wait, is caught here. */
+typedef struct pool__scope_waiting {
+    const pool_scope *scope;
+    const struct pool__scope_waiting *outer;
+} pool__scope_waiting;
+
+static POOL__THREAD_LOCAL const pool__scope_waiting *pool__scope_waits;
+
+static int pool__scope_waited_here(const pool_scope *s) {
+    const pool__scope_waiting *wg;
+    for (wg = pool__scope_waits; wg; wg = wg->outer)
+        if (wg->scope == s) return 1;
+    return 0;
+}
+
+POOL__INLINE int pool__scope_wait(pool_scope *s) {
+    pool *p;
+    pool__scope_waiting waiting;
+    if (!s) return EINVAL;
+    if (!(p = s->pool__pool)) return 0; /* every task ran when it was spawned */
+    if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
+        s->pool__pending = POOL__SCOPE_UNWAITED;
+        pool__latch_init(&s->pool__done);
+        return 0;
+    }
+    /* It would wait for itself. */
+    if (pool__inside_task_of(NULL, s) || pool__scope_waited_here(s)) return EDEADLK;
+    waiting.scope = s;
+    waiting.outer = pool__scope_waits;
+    pool__scope_waits = &waiting;
+    pool__scope_wait_done(s, p);
+    pool__scope_waits = waiting.outer;
     return 0;
 }
 

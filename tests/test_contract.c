@@ -23,14 +23,17 @@
  *  - scopes: a task of s waiting on s (EDEADLK from pool_scope_wait_status,
  *    an immediate return from pool_scope_wait, the real waiter unharmed);
  *    two threads waiting on one scope at once both return when, and only
- *    when, every task has finished;
+ *    when, every task has finished; work that is part of s (a join half of
+ *    its task, another scope's task made in it) waiting on s, on top of s's
+ *    wait or on another thread (EDEADLK);
  *  - pool_stats_print to a stream whose buffered write fails at the flush
  *    (/dev/full) returns the error.
  *
  * Thread creation goes through pool.h's private POOL__THREAD_CREATE hook:
  * a pool made with NO_THREAD_STACK can start no worker, one made with
  * RETRY_STACK fails the first start of its second worker once, one made
- * with NO_SPARE_STACK starts its first worker and no other.
+ * with NO_SPARE_STACK starts its first worker and no other, one made with
+ * CAPPED_STACK(n) its first n workers and no other (no spare).
  */
 #define POOL__THREAD_CREATE test_thread_create
 #define POOL_IMPLEMENTATION
@@ -45,6 +48,7 @@
 #define NO_THREAD_STACK ((size_t)1 << 20)
 #define RETRY_STACK (((size_t)1 << 20) + 65536)
 #define NO_SPARE_STACK (((size_t)1 << 20) + 131072)
+#define CAPPED_STACK(n) (((size_t)1 << 21) + (size_t)(n) * 65536)
 
 static atomic_int retry_failures; /* failed starts of a RETRY_STACK worker 1 */
 
@@ -53,6 +57,9 @@ static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_p
     if (fn == pool__worker_main && stack_size == NO_THREAD_STACK) return EAGAIN;
     if (fn == pool__worker_main && stack_size == NO_SPARE_STACK &&
         ((pool__worker *)arg)->index >= 1)
+        return EAGAIN;
+    if (fn == pool__worker_main && stack_size > CAPPED_STACK(0) && stack_size <= CAPPED_STACK(16) &&
+        ((pool__worker *)arg)->index >= (int)((stack_size - CAPPED_STACK(0)) / 65536))
         return EAGAIN;
     if (fn == pool__worker_main && stack_size == RETRY_STACK &&
         ((pool__worker *)arg)->index == 1 && atomic_fetch_add(&retry_failures, 1) == 0)
@@ -614,6 +621,113 @@ static void test_waits_below_run_base(void) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* A scope waited for from its own work                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Worker W1 runs `root`, which spawns task A into scope S and, once A runs
+   on W2, waits for S (or, with ONTOP_NO_WAIT, does not). A makes work X that
+   is part of S and makes sure X is queued before it lets W1 wait: a join
+   half (A forks, its first half holds on until X has started), or a task of
+   a scope S2 made inside A (A waits for S2 after X has started). X spawns a
+   task into S and waits for S, which would wait for itself: A cannot finish
+   before X. No spare can start, so where X runs is certain:
+    - on_top_join: W1 takes X back from W2 for its wait (it belongs to S),
+      and runs it on top of that wait: a join half of S's task;
+    - on_top_scope: the same with X a task of S2: only the thread's record
+      of its own scope waits tells;
+    - thief_join: nobody waits for S yet; X is stolen by an idle W3, and
+      would own the wait itself: a join half knows its joiner's scope.
+   Each must return EDEADLK, and everything must run exactly once. Before,
+   X joined or owned the wait for S and hung. */
+enum { ONTOP_JOIN, ONTOP_SCOPE, THIEF_JOIN };
+
+static pool *ontop_pool;
+static int ontop_kind;
+static pool_scope ontop_s, ontop_s2;
+static atomic_int ontop_a_ready, ontop_x_ran, ontop_x_status, ontop_c_runs, ontop_root_status;
+static atomic_int ontop_root_worker, ontop_x_worker;
+
+static void ontop_c(pool_task *t) {
+    (void)t;
+    atomic_fetch_add(&ontop_c_runs, 1);
+}
+static pool_task ontop_task_c = POOL_TASK_INIT(ontop_c);
+
+static void ontop_x(void *arg) {
+    (void)arg;
+    atomic_store(&ontop_x_worker, pool_worker_index());
+    atomic_store(&ontop_x_ran, 1);
+    CHECK(pool_scope_spawn(&ontop_s, &ontop_task_c) == 0);
+    atomic_store(&ontop_x_status, pool_scope_wait_status(&ontop_s));
+}
+static void ontop_x_task(pool_task *t) {
+    (void)t;
+    ontop_x(NULL);
+}
+static pool_task ontop_task_x = POOL_TASK_INIT(ontop_x_task);
+
+/* A's first half: X was pushed before it began. */
+static void ontop_g(void *arg) {
+    (void)arg;
+    atomic_store(&ontop_a_ready, 1);
+    wait_flag(&ontop_x_ran, 10);
+}
+
+static void ontop_a(pool_task *t) {
+    (void)t;
+    if (ontop_kind == ONTOP_SCOPE) {
+        pool_scope_init(&ontop_s2, ontop_pool);
+        CHECK(pool_scope_spawn(&ontop_s2, &ontop_task_x) == 0);
+        atomic_store(&ontop_a_ready, 1);
+        wait_flag(&ontop_x_ran, 10);
+        pool_scope_wait(&ontop_s2);
+    } else {
+        pool_join(ontop_pool, ontop_g, NULL, ontop_x, NULL);
+    }
+}
+static pool_task ontop_task_a = POOL_TASK_INIT(ontop_a);
+
+static void ontop_root(void *arg) {
+    (void)arg;
+    atomic_store(&ontop_root_worker, pool_worker_index());
+    pool_scope_init(&ontop_s, ontop_pool);
+    CHECK(pool_scope_spawn(&ontop_s, &ontop_task_a) == 0);
+    wait_flag(&ontop_a_ready, 10); /* W2 took A, and X is queued */
+    if (ontop_kind == THIEF_JOIN) wait_flag(&ontop_x_ran, 10);
+    atomic_store(&ontop_root_status, pool_scope_wait_status(&ontop_s));
+}
+
+static void ontop_case(int kind, const char *what) {
+    int round, elsewhere = 0;
+    char name[160];
+    snprintf(name, sizeof name, "test_contract: a scope waited for from its own work (%s)", what);
+    test_watchdog(60, name);
+    printf("  a scope waited for from its own work: %s\n", what);
+    ontop_kind = kind;
+    ontop_pool = pool_with(kind == THIEF_JOIN ? 3 : 2, CAPPED_STACK(kind == THIEF_JOIN ? 3 : 2), 0);
+    for (round = 0; round < 10; round++) {
+        atomic_store(&ontop_a_ready, 0);
+        atomic_store(&ontop_x_ran, 0);
+        atomic_store(&ontop_x_status, -1);
+        atomic_store(&ontop_root_status, -1);
+        atomic_store(&ontop_c_runs, 0);
+        pool_call(ontop_pool, ontop_root, NULL);
+        CHECK_EQ_I64(atomic_load(&ontop_root_status), 0);
+        CHECK_EQ_I64(atomic_load(&ontop_x_status), EDEADLK);
+        CHECK_EQ_I64(atomic_load(&ontop_c_runs), 1);
+        elsewhere += (kind == THIEF_JOIN) ==
+                     (atomic_load(&ontop_x_worker) == atomic_load(&ontop_root_worker));
+    }
+    CHECK_MSG(elsewhere == 0, "X ran %s in %d of 10 rounds", kind == THIEF_JOIN ? "on W1" : "off W1",
+              elsewhere);
+    CHECK(pool_destroy(ontop_pool) == 0);
+}
+
+static void test_on_top_join(void) { ontop_case(ONTOP_JOIN, "a join half, on top of the wait"); }
+static void test_on_top_scope(void) { ontop_case(ONTOP_SCOPE, "another scope's task, on top of the wait"); }
+static void test_thief_join(void) { ontop_case(THIEF_JOIN, "a join half, stolen by a third worker"); }
+
+/* ------------------------------------------------------------------------ */
 /* pool_stats_print and a write error at the flush                          */
 /* ------------------------------------------------------------------------ */
 
@@ -649,6 +763,9 @@ int main(int argc, char **argv) {
         {"scope_waiters_loop", test_scope_waiters_loop},
         {"scope_spawn_waiters", test_scope_spawn_waiters},
         {"waits_below_run_base", test_waits_below_run_base},
+        {"on_top_join", test_on_top_join},
+        {"on_top_scope", test_on_top_scope},
+        {"thief_join", test_thief_join},
         {"stats_print_full", test_stats_print_full},
     };
     test_watchdog(30, "test_contract");
