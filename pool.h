@@ -41,6 +41,14 @@
      - fork-join: pool_join(p, a, a_arg, b, b_arg) runs a and b, possibly
        in parallel, and returns when both are done. pool_call(p, fn, arg)
        runs fn on the pool and waits. pool_parallel_for splits a range.
+       On a worker a join is lazy: b is recorded on the worker's own stack
+       and run as a plain call after a, unless an idle worker asked for
+       work, or the pool wants a thread busy, when a join begins; then the
+       oldest half still recorded is made stealable. The outermost join of
+       a task, and pool_parallel_for's splits, make b stealable at once. A
+       half that waits behind an a that joins no further is not made
+       stealable until a returns: fork at a fine grain, or use a scope or
+       pool_parallel_for for a few long pieces.
      - scopes: pool_scope_init / pool_scope_spawn / pool_scope_wait run any
        number of caller-owned tasks and wait for all of them.
      - detached tasks: pool_submit / pool_submit_batch queue caller-owned
@@ -344,6 +352,8 @@ struct pool_stats {
                                   threads, and outside threads waiting on the pool) */
     uint64_t spin_ns;          /* time idle workers spent searching within the spin budget
                                   (pool_config.spin_us): the CPU the idle policy cost */
+    uint64_t joins_promoted;   /* join halves made stealable after the join began, for an
+                                  idle worker (see pool_join); the others were plain calls */
     /* The blocking pool. The first three are current values, kept without
        locks so that they can be read at any time. */
     uint64_t blocking_threads;          /* blocking threads alive */
@@ -367,6 +377,7 @@ struct pool_worker_stats {
     uint64_t waits_parked;    /* times it parked in a wait (see pool_stats) */
     uint64_t wait_depth_max;  /* the most waits nested on its stack */
     uint64_t spin_ns;         /* time it spent searching within the spin budget */
+    uint64_t joins_promoted;  /* join halves it made stealable (see pool_stats) */
     int started;              /* 1 if its thread has been started */
     int cpu;                  /* the CPU it pinned itself to as it started; -1: none (yet) */
 };
@@ -1489,6 +1500,9 @@ typedef struct pool__worker {
     /* The worker's CoreLatch (see the sleep section) and its futex word.
        Other threads write it, so it has a cache line to itself. */
     POOL__ALIGNED uint32_t latch;
+    /* Set by other threads that want work of this worker's, read at every
+       join (see the lazy joins section): a cache line of its own. */
+    POOL__ALIGNED uint32_t promote_wanted;
     /* Written by the worker, read by waiters of other threads. */
     POOL__ALIGNED pool__frame frames[POOL__FRAMES];
     /* Owner-private from here on; the stats are read by pool_stats_get. */
@@ -1500,13 +1514,14 @@ typedef struct pool__worker {
     uint32_t ticks;       /* searches of the main loop, for its fairness rule */
     uint32_t wait_depth;  /* waits nested on its stack */
     const pool_scope *running_scope; /* the scope whose task it runs innermost */
+    struct pool__lazy_join *lazy_newest; /* the newest join of that task (see lazy joins) */
     pool *home;           /* the pool this worker belongs to */
     int index;
     int cpu; /* pinned to; -1: not pinned. Set by the worker before its first task. */
     pool__thread thread;
     struct {
         uint64_t jobs_run, jobs_stolen, steals_failed, jobs_injected, sleeps, wakeups,
-            wakeups_wasted, waits_parked, wait_depth_max, spin_ns;
+            wakeups_wasted, waits_parked, wait_depth_max, spin_ns, joins_promoted;
     } stats;
 } pool__worker;
 
@@ -2358,6 +2373,119 @@ static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_sc
 }
 
 /* ------------------------------------------------------------------------ */
+/* Lazy joins: a fork that touches no shared memory until someone can take  */
+/* it                                                                       */
+/*                                                                          */
+/* pool_join on a worker records its second half in a frame on its own      */
+/* stack, linked into the worker's list of the joins of the task it runs    */
+/* innermost (`lazy_newest`), and reads two words: the worker's own         */
+/* `promote_wanted`, and whether its pool wants a thread (a sleeper, or a   */
+/* thread not yet started). Unless one of them says so, the half stays in   */
+/* the list, and taking it back after the first half is a plain call: no    */
+/* store another thread can see, no barrier. Otherwise the oldest half      */
+/* still in the list is pushed onto the deque (promoted), where thieves     */
+/* take it, and its join pops it back as an eager join does. The join      */
+/* reads promote_wanted once more when its first half returns: a recursion */
+/* that has stopped forking, unwinding through halves that fork no more,   */
+/* would otherwise never look again.                                        */
+/*                                                                          */
+/* The invariants, and what each one is for:                                */
+/*  - A list's promoted halves are its oldest: a promotion takes the oldest */
+/*    half still lazy, and joins end newest first. A walk from the newest   */
+/*    half stops at the first promoted one.                                 */
+/*  - A half is promoted only onto an empty deque. The deque keeps its      */
+/*    order, every item older than those above it, which the waiting        */
+/*    rule's run bases depend on (an older half pushed above a newer scope  */
+/*    spawn would break it); and whatever is queued already is what an idle */
+/*    worker takes first anyway.                                            */
+/*  - Each task a worker takes from a queue starts with an empty list       */
+/*    (pool__execute saves and restores it): an outer task's half is never  */
+/*    promoted above an inner run's base, and the enclosing scope recorded  */
+/*    at promotion is that of the task whose join it is.                    */
+/*  - Only the owner reads or writes the list and a frame's `promoted`.     */
+/*    Other threads set promote_wanted, and see a promoted half through     */
+/*    the deque (its release store of bottom).                              */
+/*                                                                          */
+/* Wake-ups. A promotion is announced with the seq_cst pairing of injected  */
+/* work (pool__new_moved_jobs), not the weaker one of a local push: the     */
+/* half exists for a worker that is idle or asleep, and a sleeper that      */
+/* missed it would leave it to its busy owner, the very thing promotion is  */
+/* for.                                                                     */
+/*                                                                          */
+/* Who asks. An idle worker's fruitless search sets promote_wanted on every */
+/* other worker, and so does a waiter that found nothing of its own (its    */
+/* thief's next join then promotes a half the waiter may leapfrog). A       */
+/* worker asleep asks nobody: the join's look at its pool covers it.        */
+/*                                                                          */
+/* What stays eager. The outermost join of a task pushes its half at once,  */
+/* as a promoted frame, so that a join of two long computations that fork   */
+/* no further is parallel from its start. pool_parallel_for's splits push   */
+/* at once too (its chunks are few and long), and so do scope spawns and    */
+/* submissions. A lazy half can only be promoted at a join's start or end: */
+/* behind a first half that forks no further it waits until that half      */
+/* returns.                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pool__lazy_join {
+    pool__call_job job; /* fn and arg from the start; the rest once promoted */
+    struct pool__lazy_join *older;
+    int promoted;
+} pool__lazy_join;
+
+typedef enum { POOL__FORK_LAZY, POOL__FORK_EAGER } pool__fork;
+
+/* Whether p wants another thread busy: a sleeper to wake, a thread to
+   start. Relaxed: a hint read at every join; a promotion announces with
+   the full pairing. */
+POOL__INLINE int pool__wants_threads(pool *p) {
+    return pool__sleeping_of(POOL__LOAD(&p->counters, POOL__RELAXED)) != 0 ||
+           POOL__LOAD(&p->threads_started, POOL__RELAXED) < pool__threads_wanted(p, POOL__RELAXED);
+}
+
+/* Owner only: whether w's deque holds nothing. Relaxed: a stale top is
+   smaller, and only makes the deque look fuller. */
+static int pool__deque_looks_empty(pool__deque *d) {
+    return POOL__LOAD(&d->top, POOL__RELAXED) >= POOL__LOAD(&d->bottom, POOL__RELAXED);
+}
+
+/* The half of frame f becomes a job that other threads can run. */
+static void pool__lazy_job_init(pool__worker *w, pool__lazy_join *f) {
+    pool__call_job_init(&f->job, f->job.fn, f->job.arg);
+    f->job.enclosing = w->running_scope;
+}
+
+/* Promotes the oldest lazy half of w's list, if its deque is empty. */
+POOL__COLD void pool__promote(pool__worker *w) {
+    pool__lazy_join *f, *oldest = NULL;
+    /* Relaxed: a request that comes after this is seen at the next join. */
+    if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED))
+        POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
+    if (!pool__deque_looks_empty(&w->deque)) return;
+    for (f = w->lazy_newest; f && !f->promoted; f = f->older) oldest = f;
+    if (!oldest) return;
+    pool__lazy_job_init(w, oldest);
+    if (pool__deque_push(&w->deque, &oldest->job.task) != 0) return; /* stays lazy */
+    oldest->promoted = 1;
+    POOL__COUNT(w->stats.joins_promoted, 1);
+    pool__new_moved_jobs(w, 1, 0);
+}
+
+/* Sets promote_wanted on every other worker of w's pool that does not
+   have it set yet (a load first: the line is read at every join, and a
+   store would take it from its owner's cache for nothing). */
+static void pool__want_promotions(pool__worker *w) {
+    pool *p = w->home;
+    /* Acquire: pairs with pool__spawn's release; slots below are set. */
+    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i;
+    for (i = 0; i < n; i++) {
+        pool__worker *v = p->workers[i];
+        /* Relaxed: a hint; what it leads to is published by the deque. */
+        if (v != w && !POOL__LOAD(&v->promote_wanted, POOL__RELAXED))
+            POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Worker loop: finding work, running it                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -2490,14 +2618,17 @@ static void pool__run_end(pool__worker *w, pool__outer_run outer) {
 POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     pool_scope *scope = pool__unmark_queued(t);
     const pool_scope *outer_scope = w->running_scope;
+    pool__lazy_join *outer_lazy = w->lazy_newest;
     pool__outer_run outer_run = {0, 0};
     POOL__COUNT(w->stats.jobs_run, 1);
     w->running_scope = pool__enclosing_scope(t, scope);
+    w->lazy_newest = NULL; /* see the lazy joins section */
     if (new_run) outer_run = pool__run_begin(w, t, scope);
     POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
     POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
     if (new_run) pool__run_end(w, outer_run);
+    w->lazy_newest = outer_lazy;
     w->running_scope = outer_scope;
     if (scope) pool__scope_task_done(scope);
 }
@@ -2691,6 +2822,7 @@ static void pool__worker_loop(pool__worker *w) {
             idle_now = 1;
             idle.rounds = 0;
         }
+        pool__want_promotions(w);
         pool__no_work_found(w, &idle);
     }
     if (idle_now) pool__leave_idle(w, 0);
@@ -3044,7 +3176,10 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
         if (t) {
             pool__execute(w, t, new_run);
             rounds = 0;
-        } else if (rounds++ < POOL__WAIT_ROUNDS) {
+            continue;
+        }
+        pool__want_promotions(w); /* its thief's next join promotes a half it may take */
+        if (rounds++ < POOL__WAIT_ROUNDS) {
             pool__yield();
         } else {
             pool__park(w, wt->done);
@@ -3470,26 +3605,46 @@ POOL__COLD int pool__join_slow(pool__worker *w, pool__call_job *job_b, pool_task
     return 0;
 }
 
-/* The heart of fork-join, on a worker of the pool: push b where thieves
-   can take it, run a, then take b back and run it, or, if it was stolen,
-   wait for its thief (leapfrogging, see the waiting section). A half taken
-   back is a plain call, neither counted nor traced: a counter's store to
-   load chain here would run from join to join. */
+/* The half of frame f is pushed at its join's start (see "What stays
+   eager" in the lazy joins section). */
+static void pool__push_half(pool__worker *w, pool__lazy_join *f) {
+    pool__lazy_job_init(w, f);
+    if (pool__deque_push(&w->deque, &f->job.task) != 0) return; /* full: stays lazy */
+    f->promoted = 1;
+    pool__new_local_jobs(w, 1);
+}
+
+/* The heart of fork-join, on a worker of the pool: record b (lazy: see the
+   lazy joins section; eager: pushed where thieves can take it at once),
+   run a, then run b, taken back from the list with a plain load or from
+   the deque, or, if it was stolen, wait for its thief (leapfrogging, see
+   the waiting section). A half taken back is a plain call, neither counted
+   nor traced: a counter's store to load chain here would run from join to
+   join. */
 POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool_fn b,
-                                  void *b_arg) {
-    pool__call_job job_b;
+                                  void *b_arg, pool__fork mode) {
+    pool__lazy_join f;
     pool_task *t;
-    pool__call_job_init(&job_b, b, b_arg);
-    job_b.enclosing = w->running_scope;
-    if (pool__deque_push(&w->deque, &job_b.task) != 0) { /* full, and out of memory */
-        a(a_arg);
+    f.job.fn = b;
+    f.job.arg = b_arg;
+    f.promoted = 0;
+    f.older = w->lazy_newest;
+    w->lazy_newest = &f;
+    if (mode == POOL__FORK_EAGER || !f.older)
+        pool__push_half(w, &f);
+    else if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED) || pool__wants_threads(w->home))
+        pool__promote(w);
+    a(a_arg);
+    w->lazy_newest = f.older;
+    if (!f.promoted) {
+        /* Asked again here too: a first half that forked the last time
+           returns into halves that may never fork again. */
+        if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED)) pool__promote(w);
         b(b_arg);
         return;
     }
-    pool__new_local_jobs(w, 1);
-    a(a_arg);
     t = pool__deque_pop(&w->deque);
-    if (t == &job_b.task || pool__join_slow(w, &job_b, t)) b(b_arg);
+    if (t == &f.job.task || pool__join_slow(w, &f.job, t)) b(b_arg);
 }
 
 typedef struct pool__join_args {
@@ -3505,7 +3660,7 @@ static void pool__join_trampoline(void *arg) {
     pool__join_args *j = (pool__join_args *)arg;
     pool__worker *w = pool__current;
     if (w && w->home == j->p) {
-        pool__join_local(w, j->a, j->a_arg, j->b, j->b_arg);
+        pool__join_local(w, j->a, j->a_arg, j->b, j->b_arg, POOL__FORK_LAZY);
     } else {
         j->a(j->a_arg);
         j->b(j->b_arg);
@@ -3530,7 +3685,7 @@ POOL__IMPL void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_ar
         a(a_arg);
         b(b_arg);
     } else if ((w = pool__worker_of(p)) != NULL) {
-        pool__join_local(w, a, a_arg, b, b_arg);
+        pool__join_local(w, a, a_arg, b, b_arg, POOL__FORK_LAZY);
     } else {
         pool__join_args args;
         args.p = p, args.a = a, args.a_arg = a_arg, args.b = b, args.b_arg = b_arg;
@@ -3568,6 +3723,14 @@ typedef struct pool__pfor_range {
 
 static void pool__pfor_run(void *arg);
 
+/* A join whose second half is pushed at once (see "What stays eager" in the
+   lazy joins section); from a thread that is not p's worker, pool_join. */
+static void pool__join_eager(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg) {
+    pool__worker *w = pool__worker_of(p);
+    if (w) pool__join_local(w, a, a_arg, b, b_arg, POOL__FORK_EAGER);
+    else pool_join(p, a, a_arg, b, b_arg);
+}
+
 static int pool__pfor_should_split(pool__pfor_range *r) {
     const pool__pfor *loop = r->loop;
     size_t len = r->hi - r->lo;
@@ -3588,7 +3751,7 @@ static void pool__pfor_run(void *arg) {
         pool__pfor_range left = *r, right = *r;
         left.hi = right.lo = r->lo + (r->hi - r->lo) / 2;
         left.owner = right.owner = pool_worker_index();
-        pool_join(r->loop->target, pool__pfor_run, &left, pool__pfor_run, &right);
+        pool__join_eager(r->loop->target, pool__pfor_run, &left, pool__pfor_run, &right);
     } else {
         r->loop->body(r->loop->arg, r->lo, r->hi);
     }
@@ -4050,6 +4213,7 @@ static void pool__worker_stats_read(pool__worker *w, pool_worker_stats *out) {
     out->waits_parked = POOL__LOAD(&w->stats.waits_parked, POOL__RELAXED);
     out->wait_depth_max = POOL__LOAD(&w->stats.wait_depth_max, POOL__RELAXED);
     out->spin_ns = POOL__LOAD(&w->stats.spin_ns, POOL__RELAXED);
+    out->joins_promoted = POOL__LOAD(&w->stats.joins_promoted, POOL__RELAXED);
     out->cpu = POOL__LOAD(&w->cpu, POOL__RELAXED);
 }
 
@@ -4072,6 +4236,7 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
         out->wakeups_wasted += w.wakeups_wasted;
         out->waits_parked += w.waits_parked;
         out->spin_ns += w.spin_ns;
+        out->joins_promoted += w.joins_promoted;
         if (w.wait_depth_max > out->wait_depth_max) out->wait_depth_max = w.wait_depth_max;
     }
     i = POOL__LOAD(&p->outside_wait_depth_max, POOL__RELAXED);
@@ -4114,7 +4279,8 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
     pool_stats_get(p, &s);
     fprintf(out,
             "pool %s: %llu/%d threads started (%llu failed), %llu spares\n"
-            "  jobs     %llu run, %llu stolen, %llu steals failed, %llu injected\n"
+            "  jobs     %llu run, %llu stolen, %llu steals failed, %llu injected, "
+            "%llu join halves promoted\n"
             "  sleep    %llu sleeps, %llu wake-ups, %llu wasted, %llu us spun\n"
             "  waits    %llu parked, nested %llu deep at most\n"
             "  blocking %llu threads (%llu idle), %llu queued, %llu run, %llu skipped, "
@@ -4123,7 +4289,7 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
             (unsigned long long)s.threads_failed, (unsigned long long)s.spares_started,
             (unsigned long long)s.jobs_run, (unsigned long long)s.jobs_stolen,
             (unsigned long long)s.steals_failed, (unsigned long long)s.jobs_injected,
-            (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
+            (unsigned long long)s.joins_promoted, (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
             (unsigned long long)s.wakeups_wasted, (unsigned long long)(s.spin_ns / 1000),
             (unsigned long long)s.waits_parked,
             (unsigned long long)s.wait_depth_max, (unsigned long long)s.blocking_threads,

@@ -1,0 +1,286 @@
+/* test_lazy.c - lazy joins: which halves are pushed, when, and where to.
+ *
+ * White-box (pool.h's internals are visible: POOL_IMPLEMENTATION here).
+ *  - one_thread: fib through pool_join on a pool of one thread pushes no
+ *    half but each task's outermost one: no promotion, one task run from a
+ *    queue (the call), the result exact;
+ *  - promote_oldest: on a worker whose deque is empty, a join that finds
+ *    promote_wanted set promotes the oldest half still lazy (not its own,
+ *    not one already pushed), clears the word, and counts it; with the
+ *    deque not empty it promotes nothing (the deque's order);
+ *  - fresh_list: a task taken from a queue starts with an empty list of
+ *    lazy joins, and the list it interrupted is back after it;
+ *  - requests: a fruitless search sets promote_wanted on every other
+ *    worker, not on itself;
+ *  - idle_takes: a chain of joins with short busy leaves on two workers:
+ *    every leaf runs exactly once, halves are promoted, and the other
+ *    worker steals them.
+ */
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+
+#include "test.h"
+
+static void wait_flag(atomic_int *flag, double seconds) {
+    double until = test_now() + seconds;
+    while (!atomic_load(flag) && test_now() < until) test_sleep_us(100);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One thread                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void test_one_thread(void) {
+    pool *p = test_pool(1);
+    pool_stats st;
+    test_fib_arg f;
+    test_watchdog(60, "test_lazy: one thread");
+    printf("  one thread: no promotion, one task from a queue\n");
+    test_fib_pool = p;
+    f.n = 22;
+    f.result = 0;
+    pool_call(p, test_fib, &f);
+    CHECK_EQ_I64(f.result, 17711);
+    pool_stats_get(p, &st);
+    CHECK_EQ_I64(st.joins_promoted, 0);
+    CHECK_EQ_I64(st.jobs_run, 1);
+    CHECK(pool_destroy(p) == 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Which half is promoted                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The root runs on W1 and joins (l1_a, l1_b): the outermost join, whose
+   half is pushed at once; W2 steals l1_b and holds on in it, so that W1's
+   deque is empty and nobody else takes what W1 promotes. l1_a joins
+   (l2_a, l2_b), lazily; l2_a sets W1's promote_wanted and joins (l3_a,
+   l3_b): that join must promote l2's half. l3_a pushes a scope task and
+   sets promote_wanted again: the join of (l4_a, l4_b) must promote
+   nothing, the deque not being empty. */
+static pool *lz_pool;
+static atomic_int lz_b_started, lz_release, lz_runs[8], lz_failed;
+static pool_scope lz_scope;
+static pool__lazy_join *lz_l2;
+
+static void lz_count(int i) { atomic_fetch_add(&lz_runs[i], 1); }
+
+static void lz_scope_task(pool_task *t) {
+    (void)t;
+    lz_count(7);
+}
+static pool_task lz_task = POOL_TASK_INIT(lz_scope_task);
+
+static void lz_l4_a(void *arg) {
+    pool__worker *w = pool__current;
+    (void)arg;
+    lz_count(5);
+    CHECK_EQ_I64(w->stats.joins_promoted, 1);
+    CHECK(!w->lazy_newest->promoted);         /* l4 */
+    CHECK(!w->lazy_newest->older->promoted);  /* l3 */
+    CHECK_EQ_I64(POOL__LOAD(&w->promote_wanted, POOL__RELAXED), 0);
+    CHECK_EQ_I64(pool__deque_len(&w->deque), 2);
+}
+static void lz_l4_b(void *arg) {
+    (void)arg;
+    lz_count(6);
+}
+
+static void lz_l3_a(void *arg) {
+    pool__worker *w = pool__current;
+    pool__deque_buffer *b = w->deque.buffer;
+    int64_t top = POOL__LOAD(&w->deque.top, POOL__RELAXED);
+    (void)arg;
+    lz_count(2);
+    /* l2's half, and only it, was promoted. */
+    CHECK_EQ_I64(w->stats.joins_promoted, 1);
+    CHECK_EQ_I64(pool__deque_len(&w->deque), 1);
+    CHECK(POOL__LOAD(&b->slots[top & b->mask], POOL__RELAXED) == &lz_l2->job.task);
+    CHECK(lz_l2->promoted);
+    CHECK(!w->lazy_newest->promoted); /* l3 */
+    CHECK(w->lazy_newest->older == lz_l2);
+    CHECK_EQ_I64(POOL__LOAD(&w->promote_wanted, POOL__RELAXED), 0);
+    /* A deque that is not empty: nothing is promoted. */
+    CHECK(pool_scope_spawn(&lz_scope, &lz_task) == 0);
+    POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
+    pool_join(lz_pool, lz_l4_a, NULL, lz_l4_b, NULL);
+    pool_scope_wait(&lz_scope);
+}
+static void lz_l3_b(void *arg) {
+    (void)arg;
+    lz_count(3);
+}
+
+static void lz_l2_a(void *arg) {
+    pool__worker *w = pool__current;
+    (void)arg;
+    lz_count(1);
+    lz_l2 = w->lazy_newest;
+    CHECK(!lz_l2->promoted);
+    CHECK_EQ_I64(pool__deque_len(&w->deque), 0);
+    POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
+    pool_join(lz_pool, lz_l3_a, NULL, lz_l3_b, NULL);
+}
+static void lz_l2_b(void *arg) {
+    (void)arg;
+    lz_count(4);
+}
+
+static void lz_l1_a(void *arg) {
+    pool__worker *w = pool__current;
+    (void)arg;
+    wait_flag(&lz_b_started, 10);
+    if (!atomic_load(&lz_b_started)) { /* nobody stole the outermost half */
+        atomic_store(&lz_failed, 1);
+        return;
+    }
+    pool_scope_init(&lz_scope, lz_pool);
+    /* W2 is busy in l1_b, and its earlier idle searches may have asked. */
+    POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
+    CHECK(!pool__wants_threads(lz_pool));
+    pool_join(lz_pool, lz_l2_a, NULL, lz_l2_b, NULL);
+    atomic_store(&lz_release, 1);
+}
+static void lz_l1_b(void *arg) {
+    (void)arg;
+    CHECK(pool__current->lazy_newest == NULL); /* a task from a queue: an empty list */
+    atomic_store(&lz_b_started, 1);
+    wait_flag(&lz_release, 10);
+}
+
+static void lz_root(void *arg) {
+    (void)arg;
+    pool_join(lz_pool, lz_l1_a, NULL, lz_l1_b, NULL);
+}
+
+static void test_promote_oldest(void) {
+    int i;
+    test_watchdog(60, "test_lazy: promote the oldest lazy half");
+    printf("  a join that is asked promotes the oldest lazy half, onto an empty deque only\n");
+    lz_pool = test_pool(2);
+    pool_call(lz_pool, lz_root, NULL);
+    CHECK_MSG(!atomic_load(&lz_failed), "the outermost half was not stolen within 10 s");
+    for (i = 1; i < 8; i++) CHECK_EQ_I64(atomic_load(&lz_runs[i]), 1);
+    CHECK(pool_destroy(lz_pool) == 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hand-made workers: a task's fresh list, and the requests                 */
+/* ------------------------------------------------------------------------ */
+
+static pool__lazy_join *seen_list;
+static void record_list(pool_task *t) {
+    (void)t;
+    seen_list = pool__current->lazy_newest;
+}
+/* Inside a bigger object: gcc's bounds check would take pool__execute's
+   look at a join half's fields, behind its test of `run`, for an access
+   outside a lone task. */
+static struct {
+    pool_task task;
+    char room[sizeof(pool__call_job)];
+} record = {POOL_TASK_INIT(record_list), {0}};
+
+static void test_hand_made(void) {
+    pool *p;
+    pool__worker *x, *v;
+    pool__lazy_join outer;
+    pool_config cfg;
+    test_watchdog(30, "test_lazy: hand-made workers");
+    printf("  a task starts with an empty list; a fruitless search asks every other worker\n");
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 2;
+    if (pool_create(&p, &cfg) != 0) exit(2);
+    /* Two worker slots filled by hand; no thread runs them. */
+    x = pool__worker_new(p, 0);
+    v = pool__worker_new(p, 1);
+    if (!x || !v) exit(2);
+    p->workers[0] = x, p->workers[1] = v;
+    POOL__STORE(&p->threads_started, 2, POOL__RELEASE);
+
+    memset(&outer, 0, sizeof outer);
+    x->lazy_newest = &outer;
+    pool__current = x;
+    seen_list = &outer;
+    pool__execute(x, &record.task, 1);
+    CHECK(seen_list == NULL);
+    CHECK(x->lazy_newest == &outer);
+    x->lazy_newest = NULL;
+    pool__current = NULL;
+
+    pool__want_promotions(x);
+    CHECK_EQ_I64(POOL__LOAD(&v->promote_wanted, POOL__RELAXED), 1);
+    CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 0);
+
+    /* Take the slots back before pool_destroy, which would join their threads. */
+    POOL__STORE(&p->threads_started, 0, POOL__RELEASE);
+    pool__worker_free(p, x);
+    pool__worker_free(p, v);
+    p->workers[0] = p->workers[1] = NULL;
+    CHECK(pool_destroy(p) == 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Idle workers take promoted halves                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A chain: each level joins (the next level, a short busy leaf). The
+   outermost leaf is pushed at once and stolen; from then on the other
+   worker, done with a leaf, finds nothing queued and asks, and only a
+   promotion of a leaf still lazy on the chain's worker gives it more. */
+#define IDLE_CHAIN 2048
+
+static pool *idle_pool;
+static atomic_long idle_leaves;
+
+static void idle_leaf(void *arg) {
+    double until = test_now() + 2e-6; /* short and busy, with no join in it */
+    (void)arg;
+    while (test_now() < until) continue;
+    atomic_fetch_add(&idle_leaves, 1);
+}
+
+static void idle_chain(void *arg) {
+    long depth = (long)(intptr_t)arg;
+    if (depth == 0) {
+        idle_leaf(NULL);
+        return;
+    }
+    pool_join(idle_pool, idle_chain, (void *)(intptr_t)(depth - 1), idle_leaf, NULL);
+}
+
+static void test_idle_takes(void) {
+    pool_stats st;
+    int attempt;
+    test_watchdog(120, "test_lazy: idle workers take promoted halves");
+    printf("  two workers, a chain of joins: halves are promoted and stolen, leaves run once\n");
+    idle_pool = test_pool(2);
+    for (attempt = 0; attempt < 5; attempt++) {
+        atomic_store(&idle_leaves, 0);
+        pool_call(idle_pool, idle_chain, (void *)(intptr_t)IDLE_CHAIN);
+        CHECK_EQ_I64(atomic_load(&idle_leaves), IDLE_CHAIN + 1);
+        pool_stats_get(idle_pool, &st);
+        if (st.joins_promoted > 0 && st.jobs_stolen > 1) break;
+    }
+    if (test_under_valgrind()) /* one thread at a time: the other may never run meanwhile */
+        printf("    promotions not checked under valgrind (%llu promoted, %llu stolen)\n",
+               (unsigned long long)st.joins_promoted, (unsigned long long)st.jobs_stolen);
+    else
+        CHECK_MSG(st.joins_promoted > 0 && st.jobs_stolen > 1,
+                  "after %d calls: %llu promoted, %llu stolen", attempt,
+                  (unsigned long long)st.joins_promoted, (unsigned long long)st.jobs_stolen);
+    CHECK(pool_destroy(idle_pool) == 0);
+}
+
+int main(int argc, char **argv) {
+    static const test_part parts[] = {
+        {"one_thread", test_one_thread},
+        {"promote_oldest", test_promote_oldest},
+        {"hand_made", test_hand_made},
+        {"idle_takes", test_idle_takes},
+    };
+    test_watchdog(30, "test_lazy");
+    printf("test_lazy: lazy joins\n");
+    test_run_parts(argc, argv, parts, sizeof parts / sizeof parts[0]);
+    return test_finish("test_lazy");
+}
