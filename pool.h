@@ -141,8 +141,9 @@
      ENOMEM     pool_create could not allocate
      EDEADLK    pool_destroy called from inside a task of that pool,
                 whatever thread runs it; pool_scope_wait_status called
-                from the task of that scope that the thread runs, or from
-                work the thread runs while it waits for that scope
+                from a task of that scope, or from a join half forked
+                (directly or through nested joins) by one, on whatever
+                thread runs it
      ECANCELED  a submission to a pool whose destroy has begun; a job
                 that pool_destroy_fast skipped
      EBUSY      a task or job submitted again while still queued from an
@@ -3948,31 +3949,8 @@ static void pool__scope_wait_done(pool_scope *s, pool *p) {
     pool__scope_wait_owned(s, p, state & ~POOL__LATCH_FLAGS);
 }
 
-/* The scope waits under way on this thread's stack, innermost first.
-   Whatever a thread runs while it waits for a scope is part of that
-   scope's work (see the waiting section), and so is everything nested in
-   it; a wait for the same scope from up there waits for itself: the wait
-   below cannot return first, and the work between them, part of the
-   scope, has not finished. A task of the scope is caught by
-   pool__inside_task_of; a join half or a task of another scope, run on
-   top of the wait, is caught here. */
-typedef struct pool__scope_waiting {
-    const pool_scope *scope;
-    const struct pool__scope_waiting *outer;
-} pool__scope_waiting;
-
-static POOL__THREAD_LOCAL const pool__scope_waiting *pool__scope_waits;
-
-static int pool__scope_waited_here(const pool_scope *s) {
-    const pool__scope_waiting *wg;
-    for (wg = pool__scope_waits; wg; wg = wg->outer)
-        if (wg->scope == s) return 1;
-    return 0;
-}
-
 POOL__INLINE int pool__scope_wait(pool_scope *s) {
     pool *p;
-    pool__scope_waiting waiting;
     if (!s) return EINVAL;
     if (!(p = s->pool__pool)) return 0; /* every task ran when it was spawned */
     if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
@@ -3980,13 +3958,8 @@ POOL__INLINE int pool__scope_wait(pool_scope *s) {
         pool__latch_init(&s->pool__done);
         return 0;
     }
-    /* It would wait for itself. */
-    if (pool__inside_task_of(NULL, s) || pool__scope_waited_here(s)) return EDEADLK;
-    waiting.scope = s;
-    waiting.outer = pool__scope_waits;
-    pool__scope_waits = &waiting;
+    if (pool__inside_task_of(NULL, s)) return EDEADLK; /* it would wait for itself */
     pool__scope_wait_done(s, p);
-    pool__scope_waits = waiting.outer;
     return 0;
 }
 
