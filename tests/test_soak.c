@@ -2,7 +2,11 @@
  * widened (POOL_CHAOS: random yields and short sleeps at every protocol
  * step), at 1 thread and at 16 threads on however few cores there are.
  *
- *  - joins: binary join trees from outside, counting leaves exactly;
+ *  - joins: binary join trees from outside, counting leaves exactly, and
+ *    chains of joins whose second halves fork no further (the shape whose
+ *    lazy halves are promoted as the chain unwinds); at 16 threads halves
+ *    must have been promoted and stolen;
+ *  - outside callers: 32 threads at once calling join trees into the pool;
  *  - submits: two outside threads submit bursts of detached tasks with
  *    random pauses between them, long enough for the workers to fall
  *    asleep, so that every burst needs a wake-up; every task must run.
@@ -62,19 +66,63 @@ static void tree(void *arg) {
 
 #define TREE_DEPTH 12 /* 4095 joins per tree */
 
+static void leaf(void *arg) { ((tree_arg *)arg)->leaves = 1; }
+
+/* join(chain of depth - 1, a leaf): the second halves fork no further. */
+static void chain(void *arg) {
+    tree_arg *t = (tree_arg *)arg, a, b;
+    if (t->depth == 0) {
+        t->leaves = 1;
+        return;
+    }
+    a.depth = t->depth - 1;
+    pool_join(soaked, chain, &a, leaf, &b);
+    t->leaves = a.leaves + b.leaves;
+}
+
 static long soak_joins(long joins) {
     long done = 0;
     int round = 0;
     while (done < joins) {
         tree_arg t;
-        t.depth = TREE_DEPTH;
+        int chained = round % 2;
+        t.depth = chained ? (1 << TREE_DEPTH) - 1 : TREE_DEPTH;
         t.leaves = 0;
-        pool_call(soaked, tree, &t);
+        pool_call(soaked, chained ? chain : tree, &t);
         CHECK_EQ_I64(t.leaves, 1L << TREE_DEPTH);
         done += (1L << TREE_DEPTH) - 1;
         if (++round % 64 == 0) test_watchdog(60, "test_soak (joins)");
     }
     return done;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Outside callers                                                          */
+/* ------------------------------------------------------------------------ */
+
+#define CALLERS 32
+#define CALLER_DEPTH 8
+
+static void *call_trees(void *arg) {
+    long calls = *(long *)arg, i;
+    for (i = 0; i < calls; i++) {
+        tree_arg t;
+        t.depth = CALLER_DEPTH;
+        t.leaves = 0;
+        pool_call(soaked, tree, &t);
+        CHECK_EQ_I64(t.leaves, 1L << CALLER_DEPTH);
+    }
+    return NULL;
+}
+
+static long soak_callers(long joins) {
+    static pthread_t th[CALLERS];
+    long calls = joins / CALLERS / ((1L << CALLER_DEPTH) - 1) + 1;
+    int i;
+    for (i = 0; i < CALLERS; i++) CHECK(pthread_create(&th[i], NULL, call_trees, &calls) == 0);
+    for (i = 0; i < CALLERS; i++) pthread_join(th[i], NULL);
+    test_watchdog(60, "test_soak (outside callers)");
+    return calls * CALLERS * ((1L << CALLER_DEPTH) - 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -156,13 +204,20 @@ int main(void) {
            full ? "full" : "reduced", joins, submits);
     for (k = 0; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
         double t0 = test_now();
-        long j, sub;
+        long j, c, sub;
+        pool_stats st;
         soaked_threads = thread_counts[k];
         soaked = test_pool(soaked_threads);
         j = soak_joins(joins);
+        c = soak_callers(joins / 4);
         sub = soak_submits(submits);
-        printf("  %2d threads: %ld joins, %ld submits, all completed (%.1f s)\n", soaked_threads, j,
-               sub, test_now() - t0);
+        pool_stats_get(soaked, &st);
+        printf("  %2d threads: %ld joins, %ld from %d outside callers at once, %ld submits, all "
+               "completed (%.1f s); %llu halves promoted, %llu tasks stolen\n",
+               soaked_threads, j, c, CALLERS, sub, test_now() - t0,
+               (unsigned long long)st.joins_promoted, (unsigned long long)st.jobs_stolen);
+        if (soaked_threads > 1 && !test_under_valgrind()) /* valgrind: one thread at a time */
+            CHECK(st.joins_promoted > 0 && st.jobs_stolen > 0);
         CHECK_EQ_I64(pool_destroy(soaked), 0);
         soaked = NULL;
         test_watchdog(60, "test_soak");

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/model/check.sh [exhaustive|bitstate] - model-checks with spin the
-# sleep protocol (tests/model/sleep.pml, 3 workers and 2 posters) and a
+# sleep protocol (tests/model/sleep.pml, 3 workers and 2 posters; with a
+# worker promoting lazy join halves, 2 workers, every state) and a
 # worker parked in a wait with the spare that stands in for it
 # (tests/model/park.pml), and threads waiting on one scope at once and
 # again and again, also spawning into it (tests/model/scope.pml, every
@@ -52,6 +53,12 @@ verify() {
 
 verify "planted lost wake-up is found (2 workers, 1 poster, 2 jobs)" 1 \
     "-DBROKEN -DWORKERS=2 -DPOSTERS=1 -DJOBS=2" "" ""
+verify "planted promotion without an announce is found (2 workers, 1 poster, 2 lazy halves)" 1 \
+    "-DPROMOTER -DBROKEN_PROMOTE -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DLAZY=2" "" ""
+verify "planted promotion that announces but wakes nobody is found" 1 \
+    "-DPROMOTER -DBROKEN_ANNOUNCE -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DLAZY=2" "" ""
+verify "lazy joins promoted while the others fall asleep, every state (2 workers, 1 poster, 2 halves)" 0 \
+    "-DPROMOTER -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DLAZY=2" "" ""
 verify "planted parker that ignores the queue is found (1 thread, 2 posters)" 1 \
     "-DBROKEN" "" "" park.pml
 verify "planted posters that ignore the park are found (1 thread, 2 posters)" 1 \
@@ -76,6 +83,8 @@ verify "3 threads spawning and waiting on one scope, every state" 0 \
     "-DSPAWN -DWAITERS=3 -DWAITS=1 -DTASKS=1" "-DCOLLAPSE" "" scope.pml
 case $MODE in
 exhaustive)
+    verify "lazy joins promoted while the others fall asleep, every state (2 workers, 1 poster, 3 halves)" 0 \
+        "-DPROMOTER -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DLAZY=3" "-DCOLLAPSE" ""
     verify "sleep protocol, every state (3 workers, 2 posters)" 0 \
         "-DWORKERS=3 -DPOSTERS=2 -DJOBS=1" "-DCOLLAPSE -DMEMLIM=8000" ""
     verify "a parked worker's stand-in, every state (2 threads and 1 spare, 2 posters)" 0 \
