@@ -1515,7 +1515,8 @@ typedef struct pool__worker {
     uint32_t ticks;       /* searches of the main loop, for its fairness rule */
     uint32_t wait_depth;  /* waits nested on its stack */
     const pool_scope *running_scope; /* the scope whose task it runs innermost */
-    struct pool__lazy_join *lazy_newest; /* the newest join of that task (see lazy joins) */
+    struct pool__lazy_join *lazy_newest;   /* the newest join of that task (see lazy joins) */
+    struct pool__lazy_join *lazy_promoted; /* ... and the newest of them that was pushed */
     pool *home;           /* the pool this worker belongs to */
     int index;
     int cpu; /* pinned to; -1: not pinned. Set by the worker before its first task. */
@@ -2383,40 +2384,47 @@ static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_sc
 /* `promote_wanted`, and whether its pool wants a thread (a sleeper, or a   */
 /* thread not yet started). Unless one of them says so, the half stays in   */
 /* the list, and taking it back after the first half is a plain call: no    */
-/* store another thread can see, no barrier. Otherwise the oldest half      */
-/* still in the list is pushed onto the deque (promoted), where thieves     */
-/* take it, and its join pops it back as an eager join does. The join      */
-/* reads promote_wanted once more when its first half returns: a recursion */
-/* that has stopped forking, unwinding through halves that fork no more,   */
-/* would otherwise never look again.                                        */
+/* store another thread can see, no barrier. Otherwise the oldest halves    */
+/* still lazy are pushed onto the deque (promoted), oldest first, where     */
+/* thieves take them; their joins pop them                                  */
+/* back as an eager join does. The join reads promote_wanted once more when */
+/* its first half returns: a recursion that has stopped forking, unwinding  */
+/* through halves that fork no more, would otherwise never look again.      */
 /*                                                                          */
 /* The invariants, and what each one is for:                                */
-/*  - A list's promoted halves are its oldest: a promotion takes the oldest */
-/*    half still lazy, and joins end newest first. A walk from the newest   */
-/*    half stops at the first promoted one.                                 */
-/*  - A half is promoted only onto an empty deque. The deque keeps its      */
-/*    order, every item older than those above it, which the waiting        */
-/*    rule's run bases depend on (an older half pushed above a newer scope  */
-/*    spawn would break it); and whatever is queued already is what an idle */
-/*    worker takes first anyway.                                            */
+/*  - The halves newer than the list's newest promoted one                  */
+/*    (`lazy_promoted`) are all lazy, and a promotion takes the oldest of   */
+/*    them first, following the frames' links to newer frames: no walk, and */
+/*    thieves get the biggest pieces. (Halves older than it may be lazy     */
+/*    too, when an eager join, pool_parallel_for's, began inside a lazy     */
+/*    one: they stay lazy until it ends, and run on their own worker.)      */
+/*  - Halves are promoted only onto an empty deque, oldest first. The deque */
+/*    keeps its order, every item older than those above it, which the     */
+/*    waiting rule's run bases depend on (an older half pushed above a      */
+/*    newer scope spawn would break it); and whatever is queued already is  */
+/*    what an idle worker takes first anyway.                               */
 /*  - Each task a worker takes from a queue starts with an empty list       */
 /*    (pool__execute saves and restores it): an outer task's half is never  */
 /*    promoted above an inner run's base, and the enclosing scope recorded  */
 /*    at promotion is that of the task whose join it is.                    */
-/*  - Only the owner reads or writes the list and a frame's `promoted`.     */
-/*    Other threads set promote_wanted, and see a promoted half through     */
-/*    the deque (its release store of bottom).                              */
+/*  - Only the owner reads or writes the list and the frames. Other threads */
+/*    set promote_wanted, and see a promoted half through the deque (its    */
+/*    release store of bottom).                                             */
 /*                                                                          */
 /* Wake-ups. A promotion is announced with the seq_cst pairing of injected  */
 /* work (pool__new_moved_jobs), not the weaker one of a local push: the     */
-/* half exists for a worker that is idle or asleep, and a sleeper that      */
-/* missed it would leave it to its busy owner, the very thing promotion is  */
-/* for.                                                                     */
+/* halves exist for workers that are idle or asleep, and a sleeper that     */
+/* missed them would leave them to their busy owner, the very thing         */
+/* promotion is for. For the same reason a join that finds sleepers and a   */
+/* deque not empty announces what it holds again: an eager push (below) may */
+/* have missed a worker falling asleep, and later joins push nothing.       */
 /*                                                                          */
 /* Who asks. An idle worker's fruitless search sets promote_wanted on every */
-/* other worker, and so does a waiter that found nothing of its own (its    */
-/* thief's next join then promotes a half the waiter may leapfrog). A       */
-/* worker asleep asks nobody: the join's look at its pool covers it.        */
+/* other worker; a waiter that found nothing of its own sets it on its      */
+/* join half's thief, whose next join then promotes a half the waiter may   */
+/* leapfrog (a scope's waiter, not knowing where its tasks run, asks every  */
+/* worker). A worker asleep asks nobody: the join's look at its pool covers */
+/* it.                                                                      */
 /*                                                                          */
 /* What stays eager. The outermost join of a task pushes its half at once,  */
 /* as a promoted frame, so that a join of two long computations that fork   */
@@ -2430,6 +2438,8 @@ static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_sc
 typedef struct pool__lazy_join {
     pool__call_job job; /* fn and arg from the start; the rest once promoted */
     struct pool__lazy_join *older;
+    struct pool__lazy_join *newer; /* valid while this is not the newest frame */
+    struct pool__lazy_join *promoted_before; /* lazy_promoted when this one was pushed */
     int promoted;
 } pool__lazy_join;
 
@@ -2443,47 +2453,73 @@ POOL__INLINE int pool__wants_threads(pool *p) {
            POOL__LOAD(&p->threads_started, POOL__RELAXED) < pool__threads_wanted(p, POOL__RELAXED);
 }
 
-/* Owner only: whether w's deque holds nothing. Relaxed: a stale top is
-   smaller, and only makes the deque look fuller. */
-static int pool__deque_looks_empty(pool__deque *d) {
-    return POOL__LOAD(&d->top, POOL__RELAXED) >= POOL__LOAD(&d->bottom, POOL__RELAXED);
-}
-
 /* The half of frame f becomes a job that other threads can run. */
 static void pool__lazy_job_init(pool__worker *w, pool__lazy_join *f) {
     pool__call_job_init(&f->job, f->job.fn, f->job.arg);
     f->job.enclosing = w->running_scope;
 }
 
-/* Promotes the oldest lazy half of w's list, if its deque is empty. */
+/* Pushes f's half onto w's deque; 0, or ENOMEM (f stays lazy). */
+static int pool__lazy_push(pool__worker *w, pool__lazy_join *f) {
+    pool__lazy_job_init(w, f);
+    if (pool__deque_push(&w->deque, &f->job.task) != 0) return ENOMEM;
+    f->promoted = 1;
+    f->promoted_before = w->lazy_promoted;
+    w->lazy_promoted = f;
+    return 0;
+}
+
+/* The oldest lazy half newer than the newest promoted one, or NULL. A list
+   whose outermost half could not be pushed (no memory) promotes nothing. */
+static pool__lazy_join *pool__lazy_next(pool__worker *w) {
+    pool__lazy_join *last = w->lazy_promoted;
+    return last && last != w->lazy_newest ? last->newer : NULL;
+}
+
+/* Promotes every lazy half of w's list, oldest first, if its deque is
+   empty; with a deque not empty and sleepers, announces what it holds
+   (see "Wake-ups"). Every half, not one per idle worker: a worker that
+   takes one asks again only when it has run it, and the owner looks only
+   at its next join, which may be a long first half away; with its halves
+   queued, the worker takes the next at once. A half nobody takes costs
+   its owner the pop an eager join pays; the next joins are lazy again. */
 POOL__COLD void pool__promote(pool__worker *w) {
-    pool__lazy_join *f, *oldest = NULL;
+    pool *p = w->home;
+    pool__lazy_join *f;
+    uint64_t c;
+    uint32_t n = 0;
+    int64_t queued;
     /* Relaxed: a request that comes after this is seen at the next join. */
     if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED))
         POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
-    if (!pool__deque_looks_empty(&w->deque)) return;
-    for (f = w->lazy_newest; f && !f->promoted; f = f->older) oldest = f;
-    if (!oldest) return;
-    pool__lazy_job_init(w, oldest);
-    if (pool__deque_push(&w->deque, &oldest->job.task) != 0) return; /* stays lazy */
-    oldest->promoted = 1;
-    POOL__COUNT(w->stats.joins_promoted, 1);
-    pool__new_moved_jobs(w, 1, 0);
+    /* Relaxed: a stale top is smaller, and only makes the deque look fuller. */
+    queued = POOL__LOAD(&w->deque.bottom, POOL__RELAXED) - POOL__LOAD(&w->deque.top, POOL__RELAXED);
+    if (queued > 0) {
+        c = POOL__LOAD(&p->counters, POOL__RELAXED); /* a hint: the announce reads it again */
+        if (pool__sleeping_of(c)) pool__new_moved_jobs(w, queued > 65535 ? 65535 : (uint32_t)queued, 0);
+        return;
+    }
+    while (n < 65535 && (f = pool__lazy_next(w)) != NULL && pool__lazy_push(w, f) == 0) n++;
+    if (!n) return;
+    POOL__COUNT(w->stats.joins_promoted, n);
+    pool__new_moved_jobs(w, n, 0);
 }
 
-/* Sets promote_wanted on every other worker of w's pool that does not
-   have it set yet (a load first: the line is read at every join, and a
-   store would take it from its owner's cache for nothing). */
+/* Sets v's promote_wanted unless it is set already (a load first: the
+   line is read at every join, and a store would take it from its owner's
+   cache for nothing). Relaxed: a hint; what it leads to is published by
+   the deque. */
+static void pool__want_promotion(pool__worker *v) {
+    if (!POOL__LOAD(&v->promote_wanted, POOL__RELAXED)) POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
+}
+
+/* ... on every other worker of w's pool. */
 static void pool__want_promotions(pool__worker *w) {
     pool *p = w->home;
     /* Acquire: pairs with pool__spawn's release; slots below are set. */
     uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i;
-    for (i = 0; i < n; i++) {
-        pool__worker *v = p->workers[i];
-        /* Relaxed: a hint; what it leads to is published by the deque. */
-        if (v != w && !POOL__LOAD(&v->promote_wanted, POOL__RELAXED))
-            POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
-    }
+    for (i = 0; i < n; i++)
+        if (p->workers[i] != w) pool__want_promotion(p->workers[i]);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2619,17 +2655,18 @@ static void pool__run_end(pool__worker *w, pool__outer_run outer) {
 POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     pool_scope *scope = pool__unmark_queued(t);
     const pool_scope *outer_scope = w->running_scope;
-    pool__lazy_join *outer_lazy = w->lazy_newest;
+    pool__lazy_join *outer_lazy = w->lazy_newest, *outer_promoted = w->lazy_promoted;
     pool__outer_run outer_run = {0, 0};
     POOL__COUNT(w->stats.jobs_run, 1);
     w->running_scope = pool__enclosing_scope(t, scope);
-    w->lazy_newest = NULL; /* see the lazy joins section */
+    w->lazy_newest = w->lazy_promoted = NULL; /* see the lazy joins section */
     if (new_run) outer_run = pool__run_begin(w, t, scope);
     POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
     POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
     if (new_run) pool__run_end(w, outer_run);
     w->lazy_newest = outer_lazy;
+    w->lazy_promoted = outer_promoted;
     w->running_scope = outer_scope;
     if (scope) pool__scope_task_done(scope);
 }
@@ -3158,6 +3195,18 @@ static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
     return mine;
 }
 
+/* w found nothing of its own for wt: asks the thief of its join half to
+   promote what its run pushes lazily (see the lazy joins section), or for
+   a scope every worker. The thief's index is a hint (relaxed). */
+static void pool__want_help(pool__worker *w, const pool__awaited *wt) {
+    uint32_t thief = wt->thief ? POOL__LOAD(wt->thief, POOL__RELAXED) : 0;
+    /* Acquire: pairs with pool__spawn's release; slots below are set. */
+    if (thief && thief <= POOL__LOAD(&w->home->threads_started, POOL__ACQUIRE))
+        pool__want_promotion(w->home->workers[thief - 1]);
+    else
+        pool__want_promotions(w);
+}
+
 /* w, a worker of wt->runner, waits: runs what belongs to the wait, yields a
    few rounds when there is nothing, then parks. Before it parks it looks
    in the injector too: a scope's tasks land there when they were spawned
@@ -3179,7 +3228,7 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
             rounds = 0;
             continue;
         }
-        pool__want_promotions(w); /* its thief's next join promotes a half it may take */
+        pool__want_help(w, wt); /* a thief's next join promotes a half it may take */
         if (rounds++ < POOL__WAIT_ROUNDS) {
             pool__yield();
         } else {
@@ -3607,12 +3656,9 @@ POOL__COLD int pool__join_slow(pool__worker *w, pool__call_job *job_b, pool_task
 }
 
 /* The half of frame f is pushed at its join's start (see "What stays
-   eager" in the lazy joins section). */
+   eager" in the lazy joins section); out of memory, it stays lazy. */
 static void pool__push_half(pool__worker *w, pool__lazy_join *f) {
-    pool__lazy_job_init(w, f);
-    if (pool__deque_push(&w->deque, &f->job.task) != 0) return; /* full: stays lazy */
-    f->promoted = 1;
-    pool__new_local_jobs(w, 1);
+    if (pool__lazy_push(w, f) == 0) pool__new_local_jobs(w, 1);
 }
 
 /* The heart of fork-join, on a worker of the pool: record b (lazy: see the
@@ -3631,6 +3677,7 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
     f.promoted = 0;
     f.older = w->lazy_newest;
     w->lazy_newest = &f;
+    if (f.older) f.older->newer = &f;
     if (mode == POOL__FORK_EAGER || !f.older)
         pool__push_half(w, &f);
     else if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED) || pool__wants_threads(w->home))
@@ -3644,6 +3691,8 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
         b(b_arg);
         return;
     }
+    POOL_ASSERT(w->lazy_promoted == &f); /* newer ones have ended */
+    w->lazy_promoted = f.promoted_before;
     t = pool__deque_pop(&w->deque);
     if (t == &f.job.task || pool__join_slow(w, &f.job, t)) b(b_arg);
 }

@@ -5,13 +5,16 @@
  *    half but each task's outermost one: no promotion, one task run from a
  *    queue (the call), the result exact;
  *  - promote_oldest: on a worker whose deque is empty, a join that finds
- *    promote_wanted set promotes the oldest half still lazy (not its own,
- *    not one already pushed), clears the word, and counts it; with the
- *    deque not empty it promotes nothing (the deque's order);
- *  - fresh_list: a task taken from a queue starts with an empty list of
- *    lazy joins, and the list it interrupted is back after it;
- *  - requests: a fruitless search sets promote_wanted on every other
- *    worker, not on itself;
+ *    promote_wanted set promotes every half still lazy, its own too, oldest
+ *    first (not one already pushed), clears the word, and counts them; with
+ *    the deque not empty it promotes nothing (the deque's order);
+ *  - hand_made (workers set up by hand, no thread): a task taken from a
+ *    queue starts with an empty list of lazy joins, and the list it
+ *    interrupted is back after it; a fruitless search sets promote_wanted
+ *    on every other worker, not on itself, and a join's waiter on its
+ *    thief only; with an eager join's half pushed inside a lazy join, a
+ *    promotion takes the lazy halves newer than it, and the older lazy one
+ *    once it has ended;
  *  - idle_takes: a chain of joins with short busy leaves on two workers:
  *    every leaf runs exactly once, halves are promoted, and the other
  *    worker steals them.
@@ -55,9 +58,9 @@ static void test_one_thread(void) {
    half is pushed at once; W2 steals l1_b and holds on in it, so that W1's
    deque is empty and nobody else takes what W1 promotes. l1_a joins
    (l2_a, l2_b), lazily; l2_a sets W1's promote_wanted and joins (l3_a,
-   l3_b): that join must promote l2's half. l3_a pushes a scope task and
-   sets promote_wanted again: the join of (l4_a, l4_b) must promote
-   nothing, the deque not being empty. */
+   l3_b): that join must promote l2's half, then its own, in that order.
+   l3_a pushes a scope task and sets promote_wanted again: the join of
+   (l4_a, l4_b) must promote nothing, the deque not being empty. */
 static pool *lz_pool;
 static atomic_int lz_b_started, lz_release, lz_runs[8], lz_failed;
 static pool_scope lz_scope;
@@ -75,11 +78,10 @@ static void lz_l4_a(void *arg) {
     pool__worker *w = pool__current;
     (void)arg;
     lz_count(5);
-    CHECK_EQ_I64(w->stats.joins_promoted, 1);
-    CHECK(!w->lazy_newest->promoted);         /* l4 */
-    CHECK(!w->lazy_newest->older->promoted);  /* l3 */
+    CHECK_EQ_I64(w->stats.joins_promoted, 2);
+    CHECK(!w->lazy_newest->promoted); /* l4 */
     CHECK_EQ_I64(POOL__LOAD(&w->promote_wanted, POOL__RELAXED), 0);
-    CHECK_EQ_I64(pool__deque_len(&w->deque), 2);
+    CHECK_EQ_I64(pool__deque_len(&w->deque), 3);
 }
 static void lz_l4_b(void *arg) {
     (void)arg;
@@ -92,19 +94,22 @@ static void lz_l3_a(void *arg) {
     int64_t top = POOL__LOAD(&w->deque.top, POOL__RELAXED);
     (void)arg;
     lz_count(2);
-    /* l2's half, and only it, was promoted. */
-    CHECK_EQ_I64(w->stats.joins_promoted, 1);
-    CHECK_EQ_I64(pool__deque_len(&w->deque), 1);
+    /* l2's half, then l3's, were promoted. */
+    CHECK_EQ_I64(w->stats.joins_promoted, 2);
+    CHECK_EQ_I64(pool__deque_len(&w->deque), 2);
     CHECK(POOL__LOAD(&b->slots[top & b->mask], POOL__RELAXED) == &lz_l2->job.task);
+    CHECK(POOL__LOAD(&b->slots[(top + 1) & b->mask], POOL__RELAXED) == &w->lazy_newest->job.task);
     CHECK(lz_l2->promoted);
-    CHECK(!w->lazy_newest->promoted); /* l3 */
+    CHECK(w->lazy_newest->promoted); /* l3 */
     CHECK(w->lazy_newest->older == lz_l2);
+    CHECK(w->lazy_promoted == w->lazy_newest);
     CHECK_EQ_I64(POOL__LOAD(&w->promote_wanted, POOL__RELAXED), 0);
     /* A deque that is not empty: nothing is promoted. */
     CHECK(pool_scope_spawn(&lz_scope, &lz_task) == 0);
     POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
     pool_join(lz_pool, lz_l4_a, NULL, lz_l4_b, NULL);
     pool_scope_wait(&lz_scope);
+    CHECK(w->lazy_promoted == w->lazy_newest); /* l3's own frame */
 }
 static void lz_l3_b(void *arg) {
     (void)arg;
@@ -120,6 +125,7 @@ static void lz_l2_a(void *arg) {
     CHECK_EQ_I64(pool__deque_len(&w->deque), 0);
     POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
     pool_join(lz_pool, lz_l3_a, NULL, lz_l3_b, NULL);
+    CHECK(w->lazy_promoted == lz_l2); /* l3's join ended: back to l2 */
 }
 static void lz_l2_b(void *arg) {
     (void)arg;
@@ -139,6 +145,7 @@ static void lz_l1_a(void *arg) {
     POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
     CHECK(!pool__wants_threads(lz_pool));
     pool_join(lz_pool, lz_l2_a, NULL, lz_l2_b, NULL);
+    CHECK(w->lazy_promoted == w->lazy_newest); /* l1's frame again */
     atomic_store(&lz_release, 1);
 }
 static void lz_l1_b(void *arg) {
@@ -168,10 +175,11 @@ static void test_promote_oldest(void) {
 /* Hand-made workers: a task's fresh list, and the requests                 */
 /* ------------------------------------------------------------------------ */
 
-static pool__lazy_join *seen_list;
+static pool__lazy_join *seen_list, *seen_promoted;
 static void record_list(pool_task *t) {
     (void)t;
     seen_list = pool__current->lazy_newest;
+    seen_promoted = pool__current->lazy_promoted;
 }
 /* Inside a bigger object: gcc's bounds check would take pool__execute's
    look at a join half's fields, behind its test of `run`, for an access
@@ -181,42 +189,98 @@ static struct {
     char room[sizeof(pool__call_job)];
 } record = {POOL_TASK_INIT(record_list), {0}};
 
+static void nop_fn(void *arg) { (void)arg; }
+
+/* Frames f[0..3] on x: f[0] pushed (the outermost), f[1] lazy, f[2] an eager
+   join's half, pushed, f[3] lazy. */
+static void eager_inside_lazy(pool__worker *x) {
+    pool__lazy_join f[4];
+    pool__deque_buffer *b = x->deque.buffer;
+    int i;
+    memset(f, 0, sizeof f);
+    for (i = 0; i < 4; i++) {
+        f[i].job.fn = nop_fn;
+        f[i].older = i ? &f[i - 1] : NULL;
+        if (i) f[i - 1].newer = &f[i];
+        x->lazy_newest = &f[i];
+        if (i == 0 || i == 2) CHECK(pool__lazy_push(x, &f[i]) == 0);
+    }
+    /* Both pushed halves were taken (stolen): the deque is empty. */
+    CHECK(pool__deque_pop(&x->deque) == &f[2].job.task);
+    CHECK(pool__deque_pop(&x->deque) == &f[0].job.task);
+    pool__promote(x);
+    CHECK_EQ_I64(pool__deque_len(&x->deque), 1);
+    CHECK(POOL__LOAD(&b->slots[POOL__LOAD(&x->deque.top, POOL__RELAXED) & b->mask],
+                     POOL__RELAXED) == &f[3].job.task);
+    CHECK(f[3].promoted && !f[1].promoted);
+    CHECK(x->lazy_promoted == &f[3] && f[3].promoted_before == &f[2]);
+    /* f[3] and f[2] end, as their joins would end them. */
+    CHECK(pool__deque_pop(&x->deque) == &f[3].job.task);
+    x->lazy_promoted = f[3].promoted_before, x->lazy_newest = &f[2];
+    x->lazy_promoted = f[2].promoted_before, x->lazy_newest = &f[1];
+    CHECK(x->lazy_promoted == &f[0]);
+    pool__promote(x);
+    CHECK(f[1].promoted);
+    CHECK(pool__deque_pop(&x->deque) == &f[1].job.task);
+    CHECK_EQ_I64(x->stats.joins_promoted, 2);
+    x->lazy_newest = x->lazy_promoted = NULL;
+}
+
 static void test_hand_made(void) {
     pool *p;
-    pool__worker *x, *v;
+    pool__worker *x, *v, *u;
     pool__lazy_join outer;
+    pool__call_job half;
+    pool__awaited wt;
     pool_config cfg;
     test_watchdog(30, "test_lazy: hand-made workers");
-    printf("  a task starts with an empty list; a fruitless search asks every other worker\n");
+    printf("  a task starts with an empty list; who asks whom; an eager half inside a lazy join\n");
     memset(&cfg, 0, sizeof cfg);
-    cfg.num_threads = 2;
+    cfg.num_threads = 3;
     if (pool_create(&p, &cfg) != 0) exit(2);
-    /* Two worker slots filled by hand; no thread runs them. */
+    /* Three worker slots filled by hand; no thread runs them. */
     x = pool__worker_new(p, 0);
     v = pool__worker_new(p, 1);
-    if (!x || !v) exit(2);
-    p->workers[0] = x, p->workers[1] = v;
-    POOL__STORE(&p->threads_started, 2, POOL__RELEASE);
+    u = pool__worker_new(p, 2);
+    if (!x || !v || !u) exit(2);
+    p->workers[0] = x, p->workers[1] = v, p->workers[2] = u;
+    POOL__STORE(&p->threads_started, 3, POOL__RELEASE);
 
     memset(&outer, 0, sizeof outer);
-    x->lazy_newest = &outer;
+    x->lazy_newest = x->lazy_promoted = &outer;
     pool__current = x;
-    seen_list = &outer;
+    seen_list = seen_promoted = &outer;
     pool__execute(x, &record.task, 1);
-    CHECK(seen_list == NULL);
-    CHECK(x->lazy_newest == &outer);
-    x->lazy_newest = NULL;
+    CHECK(seen_list == NULL && seen_promoted == NULL);
+    CHECK(x->lazy_newest == &outer && x->lazy_promoted == &outer);
+    x->lazy_newest = x->lazy_promoted = NULL;
     pool__current = NULL;
 
-    pool__want_promotions(x);
+    /* A join's waiter asks its half's thief, v, only. */
+    pool__call_job_init(&half, nop_fn, NULL);
+    half.thief = 2;
+    memset(&wt, 0, sizeof wt);
+    wt.runner = p;
+    wt.thief = &half.thief;
+    pool__want_help(x, &wt);
     CHECK_EQ_I64(POOL__LOAD(&v->promote_wanted, POOL__RELAXED), 1);
+    CHECK_EQ_I64(POOL__LOAD(&u->promote_wanted, POOL__RELAXED), 0);
     CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 0);
+    /* A fruitless search asks every other worker. */
+    pool__want_promotions(x);
+    CHECK_EQ_I64(POOL__LOAD(&u->promote_wanted, POOL__RELAXED), 1);
+    CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 0);
+
+    pool__current = x;
+    eager_inside_lazy(x);
+    pool__current = NULL;
 
     /* Take the slots back before pool_destroy, which would join their threads. */
     POOL__STORE(&p->threads_started, 0, POOL__RELEASE);
     pool__worker_free(p, x);
     pool__worker_free(p, v);
-    p->workers[0] = p->workers[1] = NULL;
+    pool__worker_free(p, u);
+    p->workers[0] = p->workers[1] = p->workers[2] = NULL;
     CHECK(pool_destroy(p) == 0);
 }
 
