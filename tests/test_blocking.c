@@ -118,7 +118,14 @@ static void check_cap_and_keep_alive(void) {
     for (st = stats_of(p); st.blocking_tasks_run < CAP_TASKS && test_now() < give_up; st = stats_of(p))
         test_sleep_us(1000);
     CHECK_EQ_I64(st.blocking_tasks_run, CAP_TASKS);
-    CHECK_EQ_I64(st.blocking_threads_started, CAP);
+    /* valgrind runs one thread at a time: a blocking thread can wait past its
+       100 ms keep-alive for the CPU between two tasks, exit, and be replaced
+       (seen once: 17 started). The cap itself is checked above either way. */
+    if (test_under_valgrind())
+        CHECK_MSG(st.blocking_threads_started >= CAP, "%" PRIu64 " blocking threads started",
+                  st.blocking_threads_started);
+    else
+        CHECK_EQ_I64(st.blocking_threads_started, CAP);
     CHECK_MSG(test_threads_named("cap-blk") > 0, "no thread named cap-blk while the pool is warm");
 
     /* Keep-alive is 100 ms: well within 5 s every thread must be gone. */
