@@ -132,7 +132,8 @@
    Functions that can fail return 0 or an errno value and never print or
    abort on bad input:
      EINVAL     NULL out-pointer, task or task function; num_threads or
-                max_spare_threads < 0 or > 65535; spin_us > 1000000; a
+                max_spare_threads < 0 or > 65535; spin_us > 1000000;
+                heartbeat_us > 1000000 but for POOL_HEARTBEAT_OFF; a
                 stack_size the system
                 refuses (pool_create starts a thread with it to find out);
                 a CPU list with a count < 0, NULL with a count, or a CPU
@@ -194,6 +195,17 @@
                       that another took first). 0: $POOL_SPIN_US if it is a number up to
                       1000000, else no spin (an idle pool costs next to
                       nothing). pool_stats.spin_ns says what it cost.
+     heartbeat_us     while any worker of the pool is busy, its monitor
+                      thread asks every worker this often to promote its
+                      lazy join halves (see pool_join) at its next join, so
+                      that they are ready for a worker that runs out of
+                      work; the monitor sleeps when every worker is idle or
+                      asleep, and uses no signal. 0: $POOL_HEARTBEAT_US if
+                      it is a number up to 1000000 (0 there: none), else
+                      POOL_HEARTBEAT_DEFAULT_US (100; define it before the
+                      implementation to change it); POOL_HEARTBEAT_OFF:
+                      none. On Windows a heartbeat is as coarse as the
+                      system's timer.
      cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
                       copied). Linux and Windows (CPUs 0-63 of the
                       thread's processor group); elsewhere, and for a CPU
@@ -330,7 +342,16 @@ struct pool_config {
                               parked in a wait; 0: 256 */
     unsigned spin_us; /* microseconds an idle worker keeps searching before it starts to fall
                          asleep, at most 1000000; 0: $POOL_SPIN_US, else none */
+    unsigned heartbeat_us; /* microseconds between heartbeats while a worker is busy, at most
+                              1000000, or POOL_HEARTBEAT_OFF; 0: $POOL_HEARTBEAT_US, else
+                              POOL_HEARTBEAT_DEFAULT_US */
 };
+
+/* pool_config.heartbeat_us: no heartbeat. */
+#define POOL_HEARTBEAT_OFF 0xffffffffu
+#ifndef POOL_HEARTBEAT_DEFAULT_US
+#define POOL_HEARTBEAT_DEFAULT_US 100
+#endif
 
 /* Counters, summed over the workers at the moment of the call. Each is
    exact once the pool is quiescent; while it runs they are a snapshot. */
@@ -1556,6 +1577,7 @@ typedef struct pool__monitor {
     int running; /* the thread was started (written under spawn_lock) */
     int retry;   /* a thread start failed: try again after a backoff */
     int stop;    /* pool_destroy: exit */
+    uint32_t heart_idle; /* it found no worker busy and waits: see the monitor section */
 } pool__monitor;
 
 struct pool {
@@ -1564,6 +1586,7 @@ struct pool {
     uint32_t max_workers;  /* num_threads plus the spare threads it may start */
     size_t stack_size;
     uint64_t spin_ns;      /* the idle spin budget (pool_config.spin_us) */
+    uint64_t heartbeat_ns; /* pool_config.heartbeat_us; 0: none */
     char name[16];
     void (*on_thread_start)(void *user, int worker_index);
     void (*on_thread_exit)(void *user, int worker_index);
@@ -2495,8 +2518,15 @@ POOL__COLD void pool__promote(pool__worker *w) {
     /* Relaxed: a stale top is smaller, and only makes the deque look fuller. */
     queued = POOL__LOAD(&w->deque.bottom, POOL__RELAXED) - POOL__LOAD(&w->deque.top, POOL__RELAXED);
     if (queued > 0) {
-        c = POOL__LOAD(&p->counters, POOL__RELAXED); /* a hint: the announce reads it again */
-        if (pool__sleeping_of(c)) pool__new_moved_jobs(w, queued > 65535 ? 65535 : (uint32_t)queued, 0);
+        /* A hint, relaxed: the announce reads it again. Only when the
+           awake searchers cannot take what is queued would it wake
+           anybody; they find it by searching otherwise. */
+        uint32_t sleeping, awake_idle;
+        c = POOL__LOAD(&p->counters, POOL__RELAXED);
+        sleeping = pool__sleeping_of(c);
+        awake_idle = pool__inactive_of(c) > sleeping ? pool__inactive_of(c) - sleeping : 0;
+        if (sleeping && awake_idle < queued)
+            pool__new_moved_jobs(w, queued > 65535 ? 65535 : (uint32_t)queued, 0);
         return;
     }
     while (n < 65535 && (f = pool__lazy_next(w)) != NULL && pool__lazy_push(w, f) == 0) n++;
@@ -2520,6 +2550,46 @@ static void pool__want_promotions(pool__worker *w) {
     uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i;
     for (i = 0; i < n; i++)
         if (p->workers[i] != w) pool__want_promotion(p->workers[i]);
+}
+
+/* The heartbeat. While any worker of a pool is busy, its monitor thread
+   sets promote_wanted on every worker each heartbeat_ns (pool__heartbeat),
+   so that halves are queued before anybody has to ask: a worker that runs
+   out of work finds them at once. When no worker is busy (each is idle,
+   asleep or parked in a wait) nothing can join, and the monitor blocks
+   until one is busy again: it sets heart_idle, then looks once more.
+   A worker that becomes busy (pool__leave_idle, pool__park_end) changes
+   the counts with a seq_cst read-modify-write, then reads heart_idle
+   (seq_cst): a store-load pair with the monitor's store of heart_idle and
+   its seq_cst reads of the counts, so that one of the two sees the other
+   and a busy pool is never left without its heartbeat. */
+static int pool__any_busy(pool *p) {
+    /* seq_cst: the monitor's load half of the pair above. */
+    uint64_t c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
+    uint32_t parked = POOL__LOAD(&p->parked, POOL__SEQ_CST);
+    /* Acquire: pairs with pool__spawn's release. */
+    uint32_t started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
+    return started > pool__inactive_of(c) + parked;
+}
+
+static void pool__heartbeat(pool *p) {
+    /* Acquire: pairs with pool__spawn's release; slots below are set. */
+    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i;
+    for (i = 0; i < n; i++) pool__want_promotion(p->workers[i]);
+}
+
+/* A worker of p became busy: the monitor's heartbeat resumes if it had
+   stopped (see above). */
+static void pool__heartbeat_resume(pool *p) {
+    pool__monitor *m = &p->monitor;
+    /* seq_cst: the worker's load half of the pair above. */
+    if (!POOL__LOAD(&m->heart_idle, POOL__SEQ_CST)) return;
+    pool__mutex_lock(&m->lock);
+    if (POOL__LOAD(&m->heart_idle, POOL__RELAXED)) { /* written under the lock */
+        POOL__STORE(&m->heart_idle, 0, POOL__RELAXED);
+        pool__cond_signal(&m->wake);
+    }
+    pool__mutex_unlock(&m->lock);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2827,6 +2897,7 @@ static void pool__leave_idle(pool__worker *w, int more) {
     uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__SEQ_CST);
     POOL__CHAOS();
     if (more || pool__work_visible(p)) pool__wake_for_jobs(p, c - POOL__ONE_INACTIVE, 1, 0, 0);
+    pool__heartbeat_resume(p);
 }
 
 /* The main loop of a worker: runs any work it finds until the pool
@@ -3160,8 +3231,10 @@ static void pool__park_begin(pool__worker *w) {
 }
 
 static void pool__park_end(pool__worker *w) {
-    /* Relaxed: a stale count afterwards only starts a thread too many. */
-    POOL__FETCH_SUB(&w->home->parked, 1, POOL__RELAXED);
+    /* seq_cst: the heartbeat's pair (see the lazy joins section); for the
+       spares, a stale count afterwards only starts a thread too many. */
+    POOL__FETCH_SUB(&w->home->parked, 1, POOL__SEQ_CST);
+    pool__heartbeat_resume(w->home);
 }
 
 /* Blocks until `done` is set; w (a worker of any pool, or NULL) stands in
@@ -3295,14 +3368,34 @@ static void pool__wait_join(pool__worker *w, pool__call_job *job) {
 /* Short of threads means: work is queued while fewer than num_threads      */
 /* workers exist, or parked workers leave fewer than num_threads unparked   */
 /* (see the waiting section). It retries after 1 ms, then backs off,        */
-/* doubling up to POOL__RETRY_MAX_NS; otherwise it sleeps on a condition    */
-/* variable and costs nothing. If the monitor itself cannot be started, the */
-/* next worker start tries again, and until then the next post or park does */
-/* the retrying.                                                            */
+/* doubling up to POOL__RETRY_MAX_NS. It also beats the heartbeat while a   */
+/* worker is busy (see the lazy joins section). Otherwise it sleeps on a    */
+/* condition variable and costs nothing. If the monitor itself cannot be    */
+/* started, the next worker start tries again, and until then the next     */
+/* post or park does the retrying, and nobody beats.                        */
 /* ------------------------------------------------------------------------ */
 
 #define POOL__RETRY_FIRST_NS 1000000
 #define POOL__RETRY_MAX_NS 8000000
+#define POOL__MAX_HEARTBEAT_US 1000000
+
+/* Under m's lock: whether a heartbeat is due from now on; if not, the
+   heartbeat stops until a worker is busy again (see the lazy joins
+   section). */
+static int pool__heart_should_beat(pool *p) {
+    pool__monitor *m = &p->monitor;
+    if (pool__any_busy(p)) return 1;
+    /* seq_cst: the monitor's store half of the heartbeat's pair. */
+    POOL__STORE(&m->heart_idle, 1, POOL__SEQ_CST);
+    if (!pool__any_busy(p)) return 0;
+    POOL__STORE(&m->heart_idle, 0, POOL__RELAXED);
+    return 1;
+}
+
+/* The earlier of two deadlines, 0 meaning none. */
+static uint64_t pool__earlier(uint64_t a, uint64_t b) {
+    return !a ? b : !b ? a : a < b ? a : b;
+}
 
 static int pool__short_of_threads(pool *p) {
     /* Relaxed: a hint; pool__spawn decides under its lock. */
@@ -3313,25 +3406,38 @@ static int pool__short_of_threads(pool *p) {
 static POOL__THREAD_PROC(pool__monitor_main) {
     pool *p = (pool *)arg;
     pool__monitor *m = &p->monitor;
-    uint64_t backoff = POOL__RETRY_FIRST_NS, next = 0;
+    uint64_t backoff = POOL__RETRY_FIRST_NS, next_retry = 0, next_beat = 0;
     char name[16];
     pool__format_thread_name(name, p->name, -1, "mon");
     pool__thread_set_name(name);
     pool__cpu_set_apply(&p->allowed); /* not its creator's, which may be pinned */
     pool__mutex_lock(&m->lock);
     while (!m->stop) {
-        if (!m->retry) {
-            backoff = POOL__RETRY_FIRST_NS, next = 0;
+        uint64_t now = pool__now_ns(), deadline;
+        if (!m->retry) backoff = POOL__RETRY_FIRST_NS, next_retry = 0;
+        else if (!next_retry) next_retry = now + backoff;
+        if (p->heartbeat_ns && !next_beat && pool__heart_should_beat(p))
+            next_beat = now + p->heartbeat_ns;
+        deadline = pool__earlier(next_retry, next_beat);
+        if (!deadline) {
             pool__cond_wait(&m->wake, &m->lock);
             continue;
         }
-        if (!next) next = pool__now_ns() + backoff;
-        if (!pool__cond_wait_until(&m->wake, &m->lock, next)) continue;
-        m->retry = 0, next = 0;
-        pool__mutex_unlock(&m->lock);
-        if (pool__short_of_threads(p)) pool__spawn(p, 1, 1);
-        pool__mutex_lock(&m->lock);
-        if (m->retry && backoff < POOL__RETRY_MAX_NS) backoff *= 2;
+        if (!pool__cond_wait_until(&m->wake, &m->lock, deadline)) continue;
+        now = pool__now_ns();
+        if (next_beat && now >= next_beat) {
+            next_beat = 0;
+            pool__mutex_unlock(&m->lock);
+            pool__heartbeat(p);
+            pool__mutex_lock(&m->lock);
+        }
+        if (next_retry && now >= next_retry) {
+            m->retry = 0, next_retry = 0;
+            pool__mutex_unlock(&m->lock);
+            if (pool__short_of_threads(p)) pool__spawn(p, 1, 1);
+            pool__mutex_lock(&m->lock);
+            if (m->retry && backoff < POOL__RETRY_MAX_NS) backoff *= 2;
+        }
     }
     pool__mutex_unlock(&m->lock);
     return 0;
@@ -3440,6 +3546,19 @@ static int pool__default_num_threads(const pool__cpu_set *allowed) {
     return n > 65535 ? 65535 : n;
 }
 
+/* heartbeat_us as the pool keeps it: 0 is none. */
+static uint64_t pool__heartbeat_ns(unsigned heartbeat_us) {
+    const char *env = getenv("POOL_HEARTBEAT_US");
+    if (heartbeat_us == POOL_HEARTBEAT_OFF) return 0;
+    if (heartbeat_us) return (uint64_t)heartbeat_us * 1000;
+    if (env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end == 0 && v >= 0 && v <= POOL__MAX_HEARTBEAT_US) return (uint64_t)v * 1000;
+    }
+    return (uint64_t)POOL_HEARTBEAT_DEFAULT_US * 1000;
+}
+
 /* $POOL_SPIN_US if it is a number up to POOL__MAX_SPIN_US, else 0. */
 static unsigned pool__default_spin_us(void) {
     const char *env = getenv("POOL_SPIN_US");
@@ -3502,7 +3621,7 @@ static void pool__sync_free(pool *p) {
 }
 
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
-    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0};
+    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0};
     pool__cpu_set allowed;
     pool *p;
     size_t n, spares;
@@ -3511,7 +3630,8 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     if (!cfg) cfg = &defaults;
     if (cfg->num_threads < 0 || cfg->num_threads > 65535 || cfg->max_blocking_threads < 0 ||
         cfg->max_spare_threads < 0 || cfg->max_spare_threads > 65535 ||
-        cfg->spin_us > POOL__MAX_SPIN_US || !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
+        cfg->spin_us > POOL__MAX_SPIN_US ||
+        (cfg->heartbeat_us > POOL__MAX_HEARTBEAT_US && cfg->heartbeat_us != POOL_HEARTBEAT_OFF) || !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
         return EINVAL;
     pool__call_once(&pool__atfork_once, pool__atfork_register);
     /* The CPUs of the calling thread, unless it is a worker, which may be
@@ -3530,6 +3650,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     p->fork_generation = POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
     p->num_threads = (int)n;
     p->spin_ns = (uint64_t)(cfg->spin_us ? cfg->spin_us : pool__default_spin_us()) * 1000;
+    p->heartbeat_ns = pool__heartbeat_ns(cfg->heartbeat_us);
     p->max_workers = (uint32_t)(n + spares);
     p->workers = (pool__worker **)pool__alloc(p->max_workers * sizeof *p->workers, cfg->user);
     if (cfg->num_cpus) {

@@ -47,6 +47,14 @@ static void rows_create_destroy(void) {
     cfg.spin_us = 1000001;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: spin_us over 1 s */
     cfg.spin_us = 0;
+    cfg.heartbeat_us = 1000001;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: heartbeat_us over 1 s */
+    cfg.heartbeat_us = POOL_HEARTBEAT_OFF - 1;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+    cfg.heartbeat_us = POOL_HEARTBEAT_OFF; /* none: accepted */
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    cfg.heartbeat_us = 0;
     cfg.stack_size = 1;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: stack_size refused */
     cfg.stack_size = SIZE_MAX; /* accepted by pthread_attr_setstacksize, refused by pthread_create */

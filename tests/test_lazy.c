@@ -17,7 +17,11 @@
  *    once it has ended;
  *  - idle_takes: a chain of joins with short busy leaves on two workers:
  *    every leaf runs exactly once, halves are promoted, and the other
- *    worker steals them.
+ *    worker steals them;
+ *  - heartbeat: with the other worker busy, so that nobody asks and no
+ *    thread is wanted, a worker's joins promote halves with a heartbeat
+ *    and none without one; the monitor stops beating once every worker is
+ *    idle, and beats again when one is busy.
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -336,12 +340,106 @@ static void test_idle_takes(void) {
     CHECK(pool_destroy(idle_pool) == 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The heartbeat                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The root on W1 joins (hb_a, hb_b); W2 steals hb_b and spins in it, busy,
+   until hb_a has done HB_MS of lazy joins. */
+#define HB_MS 30
+
+static pool *hb_pool;
+static atomic_int hb_b_started, hb_release;
+static uint64_t hb_promoted;
+
+static void hb_b(void *arg) {
+    (void)arg;
+    atomic_store(&hb_b_started, 1);
+    while (!atomic_load(&hb_release)) continue; /* busy: it asks nobody */
+}
+
+static void hb_a(void *arg) {
+    pool__worker *w = pool__current;
+    double until;
+    uint64_t before;
+    (void)arg;
+    wait_flag(&hb_b_started, 10);
+    /* W2 may have asked before it took hb_b; from now on it is busy. */
+    POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
+    before = w->stats.joins_promoted;
+    until = test_now() + HB_MS * 1e-3;
+    while (test_now() < until) {
+        test_fib_arg f;
+        f.n = 12;
+        test_fib(&f);
+        CHECK_EQ_I64(f.result, 144);
+    }
+    hb_promoted = w->stats.joins_promoted - before;
+    atomic_store(&hb_release, 1);
+}
+
+static void hb_root(void *arg) {
+    (void)arg;
+    pool_join(hb_pool, hb_a, NULL, hb_b, NULL);
+}
+
+static pool *hb_new(unsigned heartbeat_us) {
+    pool_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 2;
+    cfg.heartbeat_us = heartbeat_us;
+    return test_pool_cfg(&cfg);
+}
+
+/* The halves the root's worker promoted in one call. */
+static uint64_t hb_call(pool *p) {
+    hb_pool = test_fib_pool = p;
+    atomic_store(&hb_b_started, 0);
+    atomic_store(&hb_release, 0);
+    pool_call(hb_pool, hb_root, NULL);
+    CHECK_MSG(atomic_load(&hb_b_started), "the outermost half was not stolen within 10 s");
+    return hb_promoted;
+}
+
+/* Waits up to `seconds` for the monitor's heart_idle to become `idle`. */
+static int heart_idle_becomes(pool *p, uint32_t idle, double seconds) {
+    double until = test_now() + seconds;
+    while (POOL__LOAD(&p->monitor.heart_idle, POOL__RELAXED) != idle && test_now() < until)
+        test_sleep_us(1000);
+    return POOL__LOAD(&p->monitor.heart_idle, POOL__RELAXED) == idle;
+}
+
+static void test_heartbeat(void) {
+    uint64_t first, again, without;
+    pool *p = hb_new(100);
+    test_watchdog(60, "test_lazy: heartbeat");
+    printf("  nobody asks: a heartbeat promotes, none without; the monitor stops when idle\n");
+    first = hb_call(p);
+    /* Every worker idle: the heartbeat stops; a busy worker resumes it. */
+    CHECK_MSG(heart_idle_becomes(p, 1, 10), "the heartbeat did not stop in an idle pool");
+    again = hb_call(p);
+    CHECK_MSG(heart_idle_becomes(p, 1, 10), "the heartbeat did not stop again");
+    CHECK(pool_destroy(p) == 0);
+    p = hb_new(POOL_HEARTBEAT_OFF);
+    without = hb_call(p);
+    CHECK(pool_destroy(p) == 0);
+    printf("    %d ms of joins while the other worker spins: %llu, then %llu after an idle spell, "
+           "halves promoted with a 100 us heartbeat, %llu without\n", HB_MS,
+           (unsigned long long)first, (unsigned long long)again, (unsigned long long)without);
+    if (test_under_valgrind()) /* one thread at a time: the monitor may not run meanwhile */
+        printf("    (promotions not checked under valgrind)\n");
+    else
+        CHECK(first > 0 && again > 0);
+    CHECK_EQ_I64(without, 0);
+}
+
 int main(int argc, char **argv) {
     static const test_part parts[] = {
         {"one_thread", test_one_thread},
         {"promote_oldest", test_promote_oldest},
         {"hand_made", test_hand_made},
         {"idle_takes", test_idle_takes},
+        {"heartbeat", test_heartbeat},
     };
     test_watchdog(30, "test_lazy");
     printf("test_lazy: lazy joins\n");

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/model/check.sh [exhaustive|bitstate] - model-checks with spin the
 # sleep protocol (tests/model/sleep.pml, 3 workers and 2 posters; with a
-# worker promoting lazy join halves, 2 workers, every state) and a
+# worker promoting lazy join halves, 2 workers, every state), the
+# heartbeat's stop and resume (tests/model/heart.pml, every state), and a
 # worker parked in a wait with the spare that stands in for it
 # (tests/model/park.pml), and threads waiting on one scope at once and
 # again and again, also spawning into it (tests/model/scope.pml, every
@@ -25,7 +26,7 @@ sh ../need.sh spin spin || { echo "0 passed, 1 failed"; exit 1; }
 CC=${CC:-cc}
 WORK=$(mktemp -d) || exit 2
 trap 'rm -rf "$WORK"' EXIT
-cp sleep.pml park.pml scope.pml "$WORK/" && cd "$WORK" || exit 2
+cp sleep.pml park.pml scope.pml heart.pml "$WORK/" && cd "$WORK" || exit 2
 passed=0
 failed=0
 
@@ -59,6 +60,12 @@ verify "planted promotion that announces but wakes nobody is found" 1 \
     "-DPROMOTER -DBROKEN_ANNOUNCE -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DLAZY=2" "" ""
 verify "lazy joins promoted while the others fall asleep, every state (2 workers, 1 poster, 2 halves)" 0 \
     "-DPROMOTER -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DLAZY=2" "" ""
+verify "planted worker that reads heart_idle before it counts itself busy is found" 1 \
+    "-DBROKEN_ORDER" "" "" heart.pml
+verify "planted monitor that blocks without looking again is found" 1 \
+    "-DBROKEN_NO_RECHECK" "" "" heart.pml
+verify "the heartbeat's stop and resume, every state (3 workers going idle and busy twice)" 0 \
+    "-DWORKERS=3 -DTOGGLES=2" "" "" heart.pml
 verify "planted parker that ignores the queue is found (1 thread, 2 posters)" 1 \
     "-DBROKEN" "" "" park.pml
 verify "planted posters that ignore the park are found (1 thread, 2 posters)" 1 \
