@@ -202,10 +202,13 @@
                       work; the monitor sleeps when every worker is idle or
                       asleep, and uses no signal. 0: $POOL_HEARTBEAT_US if
                       it is a number up to 1000000 (0 there: none), else
-                      POOL_HEARTBEAT_DEFAULT_US (100; define it before the
-                      implementation to change it); POOL_HEARTBEAT_OFF:
-                      none. On Windows a heartbeat is as coarse as the
-                      system's timer.
+                      POOL_HEARTBEAT_DEFAULT_US (0: none; define it before
+                      the implementation to change it); POOL_HEARTBEAT_OFF:
+                      none. Off by default: idle and waiting workers ask
+                      for halves themselves, and a heartbeat's promotions
+                      and wake-ups cost more than they gave in every
+                      benchmark measured (bench/results/heartbeat.txt). On
+                      Windows a heartbeat is as coarse as the system's timer.
      cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
                       copied). Linux and Windows (CPUs 0-63 of the
                       thread's processor group); elsewhere, and for a CPU
@@ -350,7 +353,7 @@ struct pool_config {
 /* pool_config.heartbeat_us: no heartbeat. */
 #define POOL_HEARTBEAT_OFF 0xffffffffu
 #ifndef POOL_HEARTBEAT_DEFAULT_US
-#define POOL_HEARTBEAT_DEFAULT_US 100
+#define POOL_HEARTBEAT_DEFAULT_US 0 /* none: idle workers ask (see pool_join) */
 #endif
 
 /* Counters, summed over the workers at the moment of the call. Each is
@@ -3556,7 +3559,7 @@ static uint64_t pool__heartbeat_ns(unsigned heartbeat_us) {
         long v = strtol(env, &end, 10);
         if (*end == 0 && v >= 0 && v <= POOL__MAX_HEARTBEAT_US) return (uint64_t)v * 1000;
     }
-    return (uint64_t)POOL_HEARTBEAT_DEFAULT_US * 1000;
+    return (uint64_t)POOL_HEARTBEAT_DEFAULT_US * 1000; /* 0: none */
 }
 
 /* $POOL_SPIN_US if it is a number up to POOL__MAX_SPIN_US, else 0. */

@@ -7,6 +7,7 @@
  *    lazy halves are promoted as the chain unwinds); at 16 threads halves
  *    must have been promoted and stolen;
  *  - outside callers: 32 threads at once calling join trees into the pool;
+ *  - a 50 us heartbeat throughout (its promotions, its stop and resume);
  *  - submits: two outside threads submit bursts of detached tasks with
  *    random pauses between them, long enough for the workers to fall
  *    asleep, so that every burst needs a wake-up; every task must run.
@@ -206,8 +207,12 @@ int main(void) {
         double t0 = test_now();
         long j, c, sub;
         pool_stats st;
+        pool_config cfg;
+        memset(&cfg, 0, sizeof cfg);
         soaked_threads = thread_counts[k];
-        soaked = test_pool(soaked_threads);
+        cfg.num_threads = soaked_threads;
+        cfg.heartbeat_us = 50; /* promotions by the heartbeat too, and its stop and resume */
+        soaked = test_pool_cfg(&cfg);
         j = soak_joins(joins);
         c = soak_callers(joins / 4);
         sub = soak_submits(submits);
