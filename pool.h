@@ -256,6 +256,9 @@
      POOL_TRACE           record events for pool_trace_write (costs a clock
                           read and a few stores per event)
      POOL_TRACE_EVENTS    events kept per thread, a power of two (65536)
+     POOL_HEARTBEAT_DEFAULT_US
+                          the heartbeat of pools that leave heartbeat_us and
+                          $POOL_HEARTBEAT_US unset, 0 (none) to 1000000 (0)
      POOL_NO_STATS        compile out the workers' counters (the fork-join
                           path then does not touch them; their stats read 0)
      POOL_CHAOS           testing only: random yields and short sleeps at
@@ -352,9 +355,6 @@ struct pool_config {
 
 /* pool_config.heartbeat_us: no heartbeat. */
 #define POOL_HEARTBEAT_OFF 0xffffffffu
-#ifndef POOL_HEARTBEAT_DEFAULT_US
-#define POOL_HEARTBEAT_DEFAULT_US 0 /* none: idle workers ask (see pool_join) */
-#endif
 
 /* Counters, summed over the workers at the moment of the call. Each is
    exact once the pool is quiescent; while it runs they are a snapshot. */
@@ -1572,7 +1572,8 @@ typedef struct pool__blocking {
 } pool__blocking;
 
 /* The monitor thread (see pool__monitor_main): retries thread starts that
-   failed while the pool is short of threads. Guarded by `lock`. */
+   failed while the pool is short of threads, and beats the heartbeat.
+   Guarded by `lock`. */
 typedef struct pool__monitor {
     pool__mutex lock;
     pool__cond wake;
@@ -1580,7 +1581,7 @@ typedef struct pool__monitor {
     int running; /* the thread was started (written under spawn_lock) */
     int retry;   /* a thread start failed: try again after a backoff */
     int stop;    /* pool_destroy: exit */
-    uint32_t heart_idle; /* it found no worker busy and waits: see the monitor section */
+    uint32_t heart_idle; /* it found no worker busy and waits (the heartbeat: see lazy joins) */
 } pool__monitor;
 
 struct pool {
@@ -2567,7 +2568,10 @@ static void pool__want_promotions(pool__worker *w) {
    its seq_cst reads of the counts, so that one of the two sees the other
    and a busy pool is never left without its heartbeat. */
 static int pool__any_busy(pool *p) {
-    /* seq_cst: the monitor's load half of the pair above. */
+    /* seq_cst: the monitor's load half of the pair above. The counters are
+       read before threads_started: a worker counted inactive was counted
+       after its start was published (see pool__worker_loop), so this
+       never sees a worker idle that it does not count as started. */
     uint64_t c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
     uint32_t parked = POOL__LOAD(&p->parked, POOL__SEQ_CST);
     /* Acquire: pairs with pool__spawn's release. */
@@ -2912,9 +2916,10 @@ static void pool__worker_loop(pool__worker *w) {
     int idle_now = 1, more;
     uint32_t moved;
     /* A new worker starts as a searcher: posters count on it, and when it
-       finds work it looks whether more threads are needed. Relaxed: a
-       count posters read as a hint; nothing is published. */
-    POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+       finds work it looks whether more threads are needed. Release: the
+       heartbeat's monitor, which reads the counters first, then sees this
+       worker among threads_started (pool__any_busy); for posters a hint. */
+    POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELEASE);
     for (;;) {
         pool_task *t = pool__find_work(w, &moved, &more);
         if (t) {
@@ -3381,6 +3386,13 @@ static void pool__wait_join(pool__worker *w, pool__call_job *job) {
 #define POOL__RETRY_FIRST_NS 1000000
 #define POOL__RETRY_MAX_NS 8000000
 #define POOL__MAX_HEARTBEAT_US 1000000
+#ifndef POOL_HEARTBEAT_DEFAULT_US
+#define POOL_HEARTBEAT_DEFAULT_US 0 /* none: idle workers ask (see the lazy joins section) */
+#endif
+#if POOL_HEARTBEAT_DEFAULT_US < 0 || POOL_HEARTBEAT_DEFAULT_US > 1000000
+#error "POOL_HEARTBEAT_DEFAULT_US must be 0 (none) to 1000000 microseconds"
+#endif
+
 
 /* Under m's lock: whether a heartbeat is due from now on; if not, the
    heartbeat stops until a worker is busy again (see the lazy joins

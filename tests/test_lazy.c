@@ -21,7 +21,9 @@
  *  - heartbeat: with the other worker busy, so that nobody asks and no
  *    thread is wanted, a worker's joins promote halves with a heartbeat
  *    and none without one; the monitor stops beating once every worker is
- *    idle, and beats again when one is busy.
+ *    idle, and beats again when one is busy;
+ *  - heartbeat_resume: a stopped heartbeat resumes when a worker leaves
+ *    idle, and when a worker's park (a call into another pool) ends.
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -433,6 +435,50 @@ static void test_heartbeat(void) {
     CHECK_EQ_I64(without, 0);
 }
 
+/* The pool's heartbeat has stopped (every worker idle, or busy ones parked)
+   when the task starts, and again while it is parked in a call into q: each
+   time a worker becoming busy must resume it. */
+static pool *hr_pool, *hr_other;
+
+static int heart_is(pool *p, uint32_t idle, double seconds) {
+    double until = test_now() + seconds;
+    while (POOL__LOAD(&p->monitor.heart_idle, POOL__SEQ_CST) != idle && test_now() < until)
+        test_sleep_us(50);
+    return POOL__LOAD(&p->monitor.heart_idle, POOL__SEQ_CST) == idle;
+}
+
+static void hr_parked(void *arg) { /* on q, while hr_pool's worker is parked in the call */
+    (void)arg;
+    CHECK_MSG(heart_is(hr_pool, 1, 10), "the heartbeat did not stop with its busy worker parked");
+}
+
+static void hr_task(void *arg) {
+    (void)arg;
+    CHECK_MSG(heart_is(hr_pool, 0, 10), "leaving idle did not resume the heartbeat");
+    pool_call(hr_other, hr_parked, NULL);
+    CHECK_MSG(heart_is(hr_pool, 0, 10), "the end of a park did not resume the heartbeat");
+}
+
+static void test_heartbeat_resume(void) {
+    pool_config cfg;
+    int round;
+    test_watchdog(60, "test_lazy: heartbeat resume");
+    printf("  a stopped heartbeat resumes when a worker leaves idle, and when a park ends\n");
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 2;
+    cfg.heartbeat_us = 20;
+    hr_pool = test_pool_cfg(&cfg);
+    cfg.heartbeat_us = POOL_HEARTBEAT_OFF;
+    hr_other = test_pool_cfg(&cfg);
+    pool_call(hr_pool, nop_fn, NULL); /* starts a worker, and with it the monitor */
+    for (round = 0; round < 20; round++) {
+        CHECK_MSG(heart_is(hr_pool, 1, 10), "the heartbeat did not stop in an idle pool");
+        pool_call(hr_pool, hr_task, NULL);
+    }
+    CHECK(pool_destroy(hr_pool) == 0);
+    CHECK(pool_destroy(hr_other) == 0);
+}
+
 int main(int argc, char **argv) {
     static const test_part parts[] = {
         {"one_thread", test_one_thread},
@@ -440,6 +486,7 @@ int main(int argc, char **argv) {
         {"hand_made", test_hand_made},
         {"idle_takes", test_idle_takes},
         {"heartbeat", test_heartbeat},
+        {"heartbeat_resume", test_heartbeat_resume},
     };
     test_watchdog(30, "test_lazy");
     printf("test_lazy: lazy joins\n");

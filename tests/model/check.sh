@@ -64,8 +64,8 @@ verify "planted worker that reads heart_idle before it counts itself busy is fou
     "-DBROKEN_ORDER" "" "" heart.pml
 verify "planted monitor that blocks without looking again is found" 1 \
     "-DBROKEN_NO_RECHECK" "" "" heart.pml
-verify "the heartbeat's stop and resume, every state (3 workers going idle and busy twice)" 0 \
-    "-DWORKERS=3 -DTOGGLES=2" "" "" heart.pml
+verify "the heartbeat's stop and resume, every state (3 workers idling or parking twice each)" 0 \
+    "-DWORKERS=3 -DSTEPS=2" "" "" heart.pml
 verify "planted parker that ignores the queue is found (1 thread, 2 posters)" 1 \
     "-DBROKEN" "" "" park.pml
 verify "planted posters that ignore the park are found (1 thread, 2 posters)" 1 \
