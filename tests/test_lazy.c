@@ -321,10 +321,14 @@ static void idle_chain(void *arg) {
 
 static void test_idle_takes(void) {
     pool_stats st;
+    pool_config cfg;
     int attempt;
     test_watchdog(120, "test_lazy: idle workers take promoted halves");
     printf("  two workers, a chain of joins: halves are promoted and stolen, leaves run once\n");
-    idle_pool = test_pool(2);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 2;
+    cfg.stack_size = (size_t)8 << 20; /* the chain is 2048 joins deep (musl's default: 128 KiB) */
+    idle_pool = test_pool_cfg(&cfg);
     for (attempt = 0; attempt < 5; attempt++) {
         atomic_store(&idle_leaves, 0);
         pool_call(idle_pool, idle_chain, (void *)(intptr_t)IDLE_CHAIN);

@@ -212,6 +212,7 @@ int main(void) {
         soaked_threads = thread_counts[k];
         cfg.num_threads = soaked_threads;
         cfg.heartbeat_us = 50; /* promotions by the heartbeat too, and its stop and resume */
+        cfg.stack_size = (size_t)16 << 20; /* chains 4095 joins deep (musl's default: 128 KiB) */
         soaked = test_pool_cfg(&cfg);
         j = soak_joins(joins);
         c = soak_callers(joins / 4);
