@@ -74,6 +74,9 @@ static pool__lazy_join *lz_l2;
 
 static void lz_count(int i) { atomic_fetch_add(&lz_runs[i], 1); }
 
+/* A second half that only counts its run: arg is its index in lz_runs. */
+static void lz_half(void *arg) { lz_count((int)(intptr_t)arg); }
+
 static void lz_scope_task(pool_task *t) {
     (void)t;
     lz_count(7);
@@ -88,10 +91,6 @@ static void lz_l4_a(void *arg) {
     CHECK(!w->lazy_newest->promoted); /* l4 */
     CHECK_EQ_I64(POOL__LOAD(&w->promote_wanted, POOL__RELAXED), 0);
     CHECK_EQ_I64(pool__deque_len(&w->deque), 3);
-}
-static void lz_l4_b(void *arg) {
-    (void)arg;
-    lz_count(6);
 }
 
 static void lz_l3_a(void *arg) {
@@ -113,13 +112,9 @@ static void lz_l3_a(void *arg) {
     /* A deque that is not empty: nothing is promoted. */
     CHECK(pool_scope_spawn(&lz_scope, &lz_task) == 0);
     POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
-    pool_join(lz_pool, lz_l4_a, NULL, lz_l4_b, NULL);
+    pool_join(lz_pool, lz_l4_a, NULL, lz_half, (void *)(intptr_t)6);
     pool_scope_wait(&lz_scope);
     CHECK(w->lazy_promoted == w->lazy_newest); /* l3's own frame */
-}
-static void lz_l3_b(void *arg) {
-    (void)arg;
-    lz_count(3);
 }
 
 static void lz_l2_a(void *arg) {
@@ -130,12 +125,8 @@ static void lz_l2_a(void *arg) {
     CHECK(!lz_l2->promoted);
     CHECK_EQ_I64(pool__deque_len(&w->deque), 0);
     POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
-    pool_join(lz_pool, lz_l3_a, NULL, lz_l3_b, NULL);
+    pool_join(lz_pool, lz_l3_a, NULL, lz_half, (void *)(intptr_t)3);
     CHECK(w->lazy_promoted == lz_l2); /* l3's join ended: back to l2 */
-}
-static void lz_l2_b(void *arg) {
-    (void)arg;
-    lz_count(4);
 }
 
 static void lz_l1_a(void *arg) {
@@ -150,7 +141,7 @@ static void lz_l1_a(void *arg) {
     /* W2 is busy in l1_b, and its earlier idle searches may have asked. */
     POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
     CHECK(!pool__wants_threads(lz_pool));
-    pool_join(lz_pool, lz_l2_a, NULL, lz_l2_b, NULL);
+    pool_join(lz_pool, lz_l2_a, NULL, lz_half, (void *)(intptr_t)4);
     CHECK(w->lazy_promoted == w->lazy_newest); /* l1's frame again */
     atomic_store(&lz_release, 1);
 }
