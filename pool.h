@@ -50,7 +50,10 @@
        stealable until a returns: fork at a fine grain, or use a scope or
        pool_parallel_for for a few long pieces.
      - scopes: pool_scope_init / pool_scope_spawn / pool_scope_wait run any
-       number of caller-owned tasks and wait for all of them.
+       number of caller-owned tasks and wait for all of them. A worker
+       whose deque holds 8 tasks already runs a spawn from the body that
+       made the scope at once (a throttle): a task must not wait for what
+       its spawner does after the spawn.
      - detached tasks: pool_submit / pool_submit_batch queue caller-owned
        tasks and return at once.
 
@@ -379,6 +382,8 @@ struct pool_stats {
                                   (pool_config.spin_us): the CPU the idle policy cost */
     uint64_t joins_promoted;   /* join halves made stealable after the join began, for an
                                   idle worker (see pool_join); the others were plain calls */
+    uint64_t spawns_inline;    /* scope tasks run at once by their spawner, whose deque was
+                                  full enough (see pool_scope_spawn); not in jobs_run */
     /* The blocking pool. The first three are current values, kept without
        locks so that they can be read at any time. */
     uint64_t blocking_threads;          /* blocking threads alive */
@@ -403,6 +408,7 @@ struct pool_worker_stats {
     uint64_t wait_depth_max;  /* the most waits nested on its stack */
     uint64_t spin_ns;         /* time it spent searching within the spin budget */
     uint64_t joins_promoted;  /* join halves it made stealable (see pool_stats) */
+    uint64_t spawns_inline;   /* scope tasks it ran at once as it spawned them (see pool_stats) */
     int started;              /* 1 if its thread has been started */
     int cpu;                  /* the CPU it pinned itself to as it started; -1: none (yet) */
 };
@@ -1547,7 +1553,7 @@ typedef struct pool__worker {
     pool__thread thread;
     struct {
         uint64_t jobs_run, jobs_stolen, steals_failed, jobs_injected, sleeps, wakeups,
-            wakeups_wasted, waits_parked, wait_depth_max, spin_ns, joins_promoted;
+            wakeups_wasted, waits_parked, wait_depth_max, spin_ns, joins_promoted, spawns_inline;
     } stats;
 } pool__worker;
 
@@ -2660,27 +2666,53 @@ static int pool__inside_task_of(const pool *p, const pool_scope *s) {
     return s && pool__current && pool__current->running_scope == s;
 }
 
-/* The run a worker's new run is nested in, restored when that one ends. */
-typedef struct pool__outer_run {
+/* What a worker keeps of the task body it runs innermost, saved when a
+   nested body begins and restored when it ends: the scope of its task (see
+   pool__inside_task_of), its lazy joins (see the lazy joins section), and
+   its id. Every body a worker begins gets a new id from `runs`, the
+   counter that numbers runs, so ids only grow on a worker and a body that
+   began later while another lasts is nested in it. A scope records the id
+   of the body that made it (pool_scope_init): its own tasks can tell that
+   they are still in that body, which decides whether a spawn may run at
+   once (see pool_scope_spawn), and a waiter can tell that a scope was made
+   inside a run it helps with (see "Which runs belong"). */
+typedef struct pool__body {
+    const pool_scope *scope;
+    struct pool__lazy_join *lazy_newest, *lazy_promoted;
     uint64_t id;
-    int64_t base;
-} pool__outer_run;
+} pool__body;
+
+static pool__body pool__body_begin(pool__worker *w, const pool_scope *scope) {
+    pool__body outer;
+    outer.scope = w->running_scope;
+    outer.lazy_newest = w->lazy_newest;
+    outer.lazy_promoted = w->lazy_promoted;
+    outer.id = w->run_current;
+    w->running_scope = scope;
+    w->lazy_newest = w->lazy_promoted = NULL; /* see the lazy joins section */
+    w->run_current = ++w->runs;
+    return outer;
+}
+
+static void pool__body_end(pool__worker *w, pool__body outer) {
+    w->lazy_newest = outer.lazy_newest;
+    w->lazy_promoted = outer.lazy_promoted;
+    w->running_scope = outer.scope;
+    w->run_current = outer.id;
+}
 
 /* w begins a run of task t (see "Which runs belong" in the waiting
-   section): a new id, its base (w's deque bottom now: what lies below is
-   outer runs' work, which w's waits leave alone, see pool__own_work) and,
-   while there is room, a frame. The frame's stores are releases, read with
-   acquires by waiters: one that sees the id sees the base and tag stored
-   before it, and one that sees a later run's base or tag sees this run's
-   end too. Returns the run it is nested in. */
-static pool__outer_run pool__run_begin(pool__worker *w, pool_task *t, pool_scope *scope) {
-    pool__outer_run outer;
-    uint64_t id = ++w->runs;
+   section), whose body has begun: its id is the body's, its base w's
+   deque bottom now (what lies below is outer runs' work, which w's waits
+   leave alone, see pool__own_work) and, while there is room, it has a
+   frame. The frame's stores are releases, read with acquires by waiters:
+   one that sees the id sees the base and tag stored before it, and one
+   that sees a later run's base or tag sees this run's end too. Returns
+   the base of the run it is nested in. */
+static int64_t pool__run_begin(pool__worker *w, pool_task *t, pool_scope *scope) {
     uint32_t depth = w->run_depth++;
     /* Relaxed: only the owner writes bottom. */
-    int64_t base = POOL__LOAD(&w->deque.bottom, POOL__RELAXED);
-    outer.id = w->run_current, outer.base = w->run_base;
-    w->run_current = id;
+    int64_t base = POOL__LOAD(&w->deque.bottom, POOL__RELAXED), outer_base = w->run_base;
     w->run_base = base;
     if (pool__is_call_job(t)) {
         pool__call_job *job = (pool__call_job *)(void *)((char *)t - offsetof(pool__call_job, task));
@@ -2692,9 +2724,9 @@ static pool__outer_run pool__run_begin(pool__worker *w, pool_task *t, pool_scope
         POOL__STORE(&f->base, base, POOL__RELEASE);
         POOL__STORE(&f->tag, pool__is_call_job(t) ? (const void *)t : (const void *)scope,
                     POOL__RELEASE);
-        POOL__STORE(&f->run, id, POOL__RELEASE);
+        POOL__STORE(&f->run, w->run_current, POOL__RELEASE);
     }
-    return outer;
+    return outer_base;
 }
 
 /* Keeps the base of w's current run at or below its deque's bottom. A
@@ -2715,11 +2747,10 @@ static void pool__clamp_run_base(pool__worker *w) {
 
 /* The end of w's innermost run: its frame is freed, and everything w
    pushes from here on belongs to the run it was nested in. */
-static void pool__run_end(pool__worker *w, pool__outer_run outer) {
+static void pool__run_end(pool__worker *w, int64_t outer_base) {
     uint32_t depth = --w->run_depth;
     if (depth < POOL__FRAMES) POOL__STORE(&w->frames[depth].run, 0, POOL__RELEASE);
-    w->run_current = outer.id;
-    w->run_base = outer.base;
+    w->run_base = outer_base;
     pool__clamp_run_base(w); /* the inner run's waits may have popped below it */
 }
 
@@ -2731,21 +2762,29 @@ static void pool__run_end(pool__worker *w, pool__outer_run outer) {
    belongs to that run too. */
 POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     pool_scope *scope = pool__unmark_queued(t);
-    const pool_scope *outer_scope = w->running_scope;
-    pool__lazy_join *outer_lazy = w->lazy_newest, *outer_promoted = w->lazy_promoted;
-    pool__outer_run outer_run = {0, 0};
+    pool__body outer = pool__body_begin(w, pool__enclosing_scope(t, scope));
+    int64_t outer_base = 0;
     POOL__COUNT(w->stats.jobs_run, 1);
-    w->running_scope = pool__enclosing_scope(t, scope);
-    w->lazy_newest = w->lazy_promoted = NULL; /* see the lazy joins section */
-    if (new_run) outer_run = pool__run_begin(w, t, scope);
+    if (new_run) outer_base = pool__run_begin(w, t, scope);
     POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
     POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
-    if (new_run) pool__run_end(w, outer_run);
-    w->lazy_newest = outer_lazy;
-    w->lazy_promoted = outer_promoted;
-    w->running_scope = outer_scope;
+    if (new_run) pool__run_end(w, outer_base);
+    pool__body_end(w, outer);
     if (scope) pool__scope_task_done(scope);
+}
+
+/* Runs task t of scope s at once on w, its spawner, instead of queueing
+   it (see pool_scope_spawn): a body of its own, within w's current run,
+   and not counted in s, since it is over before its spawn returns. */
+static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
+    pool__body outer = pool__body_begin(w, s);
+    POOL__COUNT(w->stats.spawns_inline, 1);
+    t->pool__scope = NULL;
+    POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
+    t->run(t);
+    POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
+    pool__body_end(w, outer);
 }
 
 /* Runs task t of pool p on a thread that is not p's worker: one whose pool
@@ -4048,7 +4087,29 @@ static void pool__scope_count_spawn(pool_scope *s) {
         continue;
 }
 
+/* The spawn throttle. A worker whose deque holds this many tasks already
+   has work for every thief that may come; a task it spawns more is run at
+   once, as its spawner's own call, where queueing it would cost a push, a
+   pop and two counts of the scope that nobody else needs. Only a spawn
+   from the task body that made the scope runs so (the scope's origin:
+   the same worker and body id, see pool__body): that is where a serial
+   run of the program would run it, so the task nests on the stack as the
+   program nests. A spawn from a task of the scope, from a task run on top
+   of a wait, or into an outer scope is queued: run at once there, it would
+   sit on top of work it does not descend from (a task that respawns
+   itself would recurse without bound, and one that waits for what lies
+   below it would deadlock). */
+#ifndef POOL__SPAWN_INLINE_QUEUED
+#define POOL__SPAWN_INLINE_QUEUED 8
+#endif
+
+POOL__INLINE int pool__spawn_runs_inline(const pool__worker *w, const pool_scope *s) {
+    return w && s->pool__origin == w && s->pool__origin_run == w->run_current &&
+           pool__deque_len((pool__deque *)&w->deque) >= POOL__SPAWN_INLINE_QUEUED;
+}
+
 POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
+    pool__worker *w;
     int rc;
     if (!s || !t || !t->run) return EINVAL;
     if (!s->pool__pool) { /* no pool could be created: run it here */
@@ -4058,6 +4119,11 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     }
     if (pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__mark_queued(t, s) != 0) return EBUSY;
+    /* Only a worker of s's pool: the origin may be another pool's worker. */
+    if ((w = pool__worker_of(s->pool__pool)) != NULL && pool__spawn_runs_inline(w, s)) {
+        pool__execute_inline(w, t, s);
+        return 0;
+    }
     pool__scope_count_spawn(s);
     rc = pool__post(s->pool__pool, t);
     if (rc) { /* as if the task had run: it may be the last one a wait waits for */
@@ -4116,10 +4182,17 @@ static void pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
         pool__wake_all(&s->pool__done.state);
 }
 
-/* Own the wait for s, or join the one under way, until its tasks are done. */
+/* Own the wait for s, or join the one under way, until its tasks are done.
+   A wait that finds no task unfinished and the reference in place writes
+   nothing: whatever this thread spawned, or saw spawned, was counted
+   before this load, and a count of zero means each of those tasks has
+   finished. Acquire: the decrements are releases, and every change of the
+   word is a read-modify-write, so the load sees their tasks' effects. */
 static void pool__scope_wait_done(pool_scope *s, pool *p) {
+    uint32_t state;
+    if (POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) == POOL__SCOPE_UNWAITED) return;
     /* Acquire: pairs with the re-arming release of the previous owner. */
-    uint32_t state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
+    state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
     for (;;) {
         if (state & POOL__LATCH_OWNED) {
             if (!pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS)) return;
@@ -4372,6 +4445,7 @@ static void pool__worker_stats_read(pool__worker *w, pool_worker_stats *out) {
     out->wait_depth_max = POOL__LOAD(&w->stats.wait_depth_max, POOL__RELAXED);
     out->spin_ns = POOL__LOAD(&w->stats.spin_ns, POOL__RELAXED);
     out->joins_promoted = POOL__LOAD(&w->stats.joins_promoted, POOL__RELAXED);
+    out->spawns_inline = POOL__LOAD(&w->stats.spawns_inline, POOL__RELAXED);
     out->cpu = POOL__LOAD(&w->cpu, POOL__RELAXED);
 }
 
@@ -4395,6 +4469,7 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
         out->waits_parked += w.waits_parked;
         out->spin_ns += w.spin_ns;
         out->joins_promoted += w.joins_promoted;
+        out->spawns_inline += w.spawns_inline;
         if (w.wait_depth_max > out->wait_depth_max) out->wait_depth_max = w.wait_depth_max;
     }
     i = POOL__LOAD(&p->outside_wait_depth_max, POOL__RELAXED);
@@ -4438,7 +4513,7 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
     fprintf(out,
             "pool %s: %llu/%d threads started (%llu failed), %llu spares\n"
             "  jobs     %llu run, %llu stolen, %llu steals failed, %llu injected, "
-            "%llu join halves promoted\n"
+            "%llu join halves promoted, %llu spawns run inline\n"
             "  sleep    %llu sleeps, %llu wake-ups, %llu wasted, %llu us spun\n"
             "  waits    %llu parked, nested %llu deep at most\n"
             "  blocking %llu threads (%llu idle), %llu queued, %llu run, %llu skipped, "
@@ -4447,7 +4522,8 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
             (unsigned long long)s.threads_failed, (unsigned long long)s.spares_started,
             (unsigned long long)s.jobs_run, (unsigned long long)s.jobs_stolen,
             (unsigned long long)s.steals_failed, (unsigned long long)s.jobs_injected,
-            (unsigned long long)s.joins_promoted, (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
+            (unsigned long long)s.joins_promoted, (unsigned long long)s.spawns_inline,
+            (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
             (unsigned long long)s.wakeups_wasted, (unsigned long long)(s.spin_ns / 1000),
             (unsigned long long)s.waits_parked,
             (unsigned long long)s.wait_depth_max, (unsigned long long)s.blocking_threads,

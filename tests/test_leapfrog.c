@@ -46,6 +46,25 @@ static void push(pool__worker *w, pool_task *t, pool_scope *s) {
     CHECK(pool__deque_push(&w->deque, t) == 0);
 }
 
+/* A run of task t begun on w as pool__execute begins one: its body first
+   (a new id), then the run's base and frame. */
+typedef struct test_run {
+    pool__body body;
+    int64_t base;
+} test_run;
+
+static test_run run_begin(pool__worker *w, pool_task *t, pool_scope *s) {
+    test_run r;
+    r.body = pool__body_begin(w, s);
+    r.base = pool__run_begin(w, t, s);
+    return r;
+}
+
+static void run_end(pool__worker *w, test_run r) {
+    pool__run_end(w, r.base);
+    pool__body_end(w, r.body);
+}
+
 /* pool__own_work, checking that what it returns runs within the current
    run (all but the case below the base, which says so itself). */
 static pool_task *own_work(pool__worker *w, const pool__awaited *wt) {
@@ -69,14 +88,14 @@ static void test_join_half(void) {
     pool__call_job job, half, outer;
     pool_task detached = POOL_TASK_INIT(nop_task);
     pool__awaited wt;
-    pool__outer_run outer_run;
+    test_run outer_run;
     int found;
     printf("  a stolen join half: what its waiter may take from the thief\n");
     pool__call_job_init(&job, nop_fn, NULL);
     pool__call_job_init(&half, nop_fn, NULL);
     pool__call_job_init(&outer, nop_fn, NULL);
     push(v, &outer.task, NULL); /* before the run: below its base */
-    outer_run = pool__run_begin(v, &job.task, NULL);
+    outer_run = run_begin(v, &job.task, NULL);
     CHECK_EQ_I64(job.thief, v->index + 1);
     wt = awaited_join(&job);
 
@@ -98,7 +117,7 @@ static void test_join_half(void) {
     CHECK(found);
 
     /* The run ended: its frame is free, nothing is taken. */
-    pool__run_end(v, outer_run);
+    run_end(v, outer_run);
     push(v, &half.task, NULL);
     CHECK(pool__leapfrog(x, &wt) == NULL);
     CHECK_EQ_I64(pool__deque_len(&v->deque), 1);
@@ -111,7 +130,7 @@ static void test_scopes(void) {
               c = POOL_TASK_INIT(nop_task), d = POOL_TASK_INIT(nop_task),
               first = POOL_TASK_INIT(nop_task);
     pool__awaited wt;
-    pool__outer_run outer_run;
+    test_run outer_run;
     int found;
     printf("  a scope: what its waiter may take from a worker running one of its tasks\n");
     pool__current = v;
@@ -122,7 +141,7 @@ static void test_scopes(void) {
     pool__current = NULL;
     push(x, &first, &waited);
     CHECK(pool__deque_steal(&x->deque, 0, &found) == &first); /* V steals a task of `waited` */
-    outer_run = pool__run_begin(v, &first, &waited);
+    outer_run = run_begin(v, &first, &waited);
     pool__current = v;
     pool_scope_init(&nested, p); /* made during the run, on V */
     pool__current = NULL;
@@ -144,7 +163,7 @@ static void test_scopes(void) {
     CHECK_EQ_I64(injector_take(&d, &found), 1);
     CHECK(found);
     CHECK_EQ_I64(pool__deque_len(&v->deque), 0);
-    pool__run_end(v, outer_run);
+    run_end(v, outer_run);
     (void)pool__unmark_queued(&a), (void)pool__unmark_queued(&b);
     (void)pool__unmark_queued(&c), (void)pool__unmark_queued(&d);
 }
@@ -195,7 +214,7 @@ static void test_own_deque_below_run(void) {
     pool_scope waited;
     pool__call_job job, outer, older;
     pool__awaited wt, joiner;
-    pool__outer_run outer_run;
+    test_run outer_run;
     int found;
     printf("  a waiter in a run does not lift what lies below the run's base to it\n");
     pool_scope_init(&waited, p);
@@ -210,23 +229,23 @@ static void test_own_deque_below_run(void) {
 
     /* The only task: handed off. */
     push(v, &outer.task, NULL);
-    outer_run = pool__run_begin(v, &job.task, NULL);
+    outer_run = run_begin(v, &job.task, NULL);
     CHECK(own_work(v, &wt) == NULL);
     CHECK(pool__leapfrog(x, &joiner) == NULL); /* nothing at or above the base */
     CHECK_EQ_I64(pool__deque_len(&v->deque), 0);
     CHECK_EQ_I64(injector_take(&outer.task, &found), 1);
     CHECK(found);
-    pool__run_end(v, outer_run);
+    run_end(v, outer_run);
 
     /* With an older task under it: put back in its slot, below the base. */
     push(v, &older.task, NULL);
     push(v, &outer.task, NULL);
-    outer_run = pool__run_begin(v, &job.task, NULL);
+    outer_run = run_begin(v, &job.task, NULL);
     CHECK(own_work(v, &wt) == NULL);
     CHECK(pool__leapfrog(x, &joiner) == NULL);
     CHECK_EQ_I64(pool__deque_len(&v->deque), 2);
     CHECK_EQ_I64(injector_take(&outer.task, &found), 0);
-    pool__run_end(v, outer_run);
+    run_end(v, outer_run);
     CHECK(pool__deque_pop(&v->deque) == &outer.task);
     CHECK(pool__deque_pop(&v->deque) == &older.task);
 }
@@ -241,7 +260,7 @@ static void test_own_scope_below_run(void) {
               t3 = POOL_TASK_INIT(nop_task);
     pool__call_job job;
     pool__awaited wt;
-    pool__outer_run outer_run;
+    test_run outer_run;
     int new_run = -1;
     printf("  a scope's waiter runs the scope's tasks from below its run's base\n");
     pool_scope_init(&waited, p);
@@ -252,7 +271,7 @@ static void test_own_scope_below_run(void) {
     wt.scope = &waited;
     push(v, &t1, &waited);
     push(v, &t2, &waited);
-    outer_run = pool__run_begin(v, &job.task, NULL);
+    outer_run = run_begin(v, &job.task, NULL);
     CHECK(pool__own_work(v, &wt, &new_run) == &t2);
     CHECK_EQ_I64(new_run, 1);
     new_run = -1;
@@ -267,7 +286,7 @@ static void test_own_scope_below_run(void) {
     new_run = -1;
     CHECK(pool__own_work(v, &wt, &new_run) == &t3);
     CHECK_EQ_I64(new_run, 0);
-    pool__run_end(v, outer_run);
+    run_end(v, outer_run);
     (void)pool__unmark_queued(&t1), (void)pool__unmark_queued(&t2), (void)pool__unmark_queued(&t3);
 }
 

@@ -1,0 +1,293 @@
+/* test_throttle.c - the spawn throttle: which spawns run at once.
+ *
+ * A worker whose deque holds POOL__SPAWN_INLINE_QUEUED tasks runs a spawn
+ * at once, but only a spawn from the task body that made the scope
+ * (pool_scope_spawn). Every case runs inside pool_call on a pool of one
+ * thread, so the deque holds exactly what the case pushed, and checks
+ * exactly which tasks ran before their spawn returned (pool_stats'
+ * spawns_inline counts them), that each task ran once, and that the
+ * scopes' waits cover everything:
+ *  - from_origin: of 100 tasks spawned by the body that made the scope,
+ *    the first 8 are queued and the other 92 run at once, in order;
+ *  - respawn: a task of the scope that spawns into it again, 2000 times in
+ *    a chain, is queued each time (at once, the chain would recurse 2000
+ *    deep); only the task spawned by the scope's body ran at once;
+ *  - outer_scope: a task run at once into an inner scope that spawns into
+ *    the outer scope queues that spawn; the spawned task sees the effect
+ *    its spawner made after the spawn (at once, it would run before it);
+ *  - own_scope: a task run at once that waits for its own scope gets
+ *    EDEADLK, as a queued one does;
+ *  - other_thread: a scope made outside the pool, or on a worker of
+ *    another pool, never runs a spawn at once.
+ * Each case fails with its condition planted away (origin body, a body id
+ * per task run at once, the origin's pool): see tests/README.md.
+ */
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+
+#include "test.h"
+
+#define QUEUED POOL__SPAWN_INLINE_QUEUED
+
+static pool *p;
+
+typedef struct mark_task {
+    pool_task task;
+    atomic_int runs;
+} mark_task;
+
+static void mark_run(pool_task *t) {
+    mark_task *m = (mark_task *)(void *)((char *)t - offsetof(mark_task, task));
+    atomic_fetch_add(&m->runs, 1);
+}
+
+/* Spawns n counting tasks into s. */
+static void spawn_marks(pool_scope *s, mark_task *tasks, int n) {
+    int i;
+    for (i = 0; i < n; i++) {
+        tasks[i].task = (pool_task)POOL_TASK_INIT(mark_run);
+        atomic_init(&tasks[i].runs, 0);
+        CHECK(pool_scope_spawn(s, &tasks[i].task) == 0);
+    }
+}
+
+/* Each of the n tasks ran exactly once. */
+static void check_marks(mark_task *tasks, int n) {
+    int i;
+    for (i = 0; i < n; i++) CHECK_EQ_I64(atomic_load(&tasks[i].runs), 1);
+}
+
+static uint64_t inline_count(void) {
+    pool_stats s;
+    pool_stats_get(p, &s);
+    return s.spawns_inline;
+}
+
+/* ---- from_origin ---- */
+
+#define FLAT 100
+
+static void from_origin(void *arg) {
+    mark_task tasks[FLAT];
+    pool_scope s;
+    int i;
+    (void)arg;
+    pool_scope_init(&s, p);
+    for (i = 0; i < FLAT; i++) {
+        tasks[i].task = (pool_task)POOL_TASK_INIT(mark_run);
+        atomic_init(&tasks[i].runs, 0);
+        CHECK(pool_scope_spawn(&s, &tasks[i].task) == 0);
+        /* Queued while the deque is short, run at once after. */
+        CHECK_EQ_I64(atomic_load(&tasks[i].runs), i < QUEUED ? 0 : 1);
+    }
+    pool_scope_wait(&s);
+    check_marks(tasks, FLAT);
+}
+
+/* ---- respawn ---- */
+
+#define CHAIN 2000
+
+typedef struct chain_task {
+    pool_task task;
+    pool_scope *scope;
+    int left;
+    int runs;
+} chain_task;
+
+static void chain_run(pool_task *t) {
+    chain_task *c = (chain_task *)(void *)((char *)t - offsetof(chain_task, task));
+    c->runs++;
+    if (c->left-- > 0) {
+        int before = c->runs;
+        CHECK(pool_scope_spawn(c->scope, &c->task) == 0);
+        CHECK_EQ_I64(c->runs, before); /* queued: it has not run yet */
+    }
+}
+
+static void respawn(void *arg) {
+    mark_task fill[QUEUED];
+    chain_task c;
+    pool_scope s;
+    uint64_t before = inline_count();
+    (void)arg;
+    pool_scope_init(&s, p);
+    spawn_marks(&s, fill, QUEUED);
+    c.task = (pool_task)POOL_TASK_INIT(chain_run);
+    c.scope = &s;
+    c.left = CHAIN;
+    c.runs = 0;
+    CHECK(pool_scope_spawn(&s, &c.task) == 0);
+    CHECK_EQ_I64(c.runs, 1); /* the scope's body spawned it: at once */
+    pool_scope_wait(&s);
+    CHECK_EQ_I64(c.runs, CHAIN + 1);
+    check_marks(fill, QUEUED);
+    CHECK_EQ_I64(inline_count() - before, 1);
+}
+
+/* ---- outer_scope ---- */
+
+typedef struct outer_case {
+    pool_task inner_task, outer_task;
+    pool_scope *outer;
+    int spawner_done;   /* set by the inner task after its spawn returned */
+    int seen_by_outer;  /* what the outer task saw of it: 1 */
+    int outer_runs;
+} outer_case;
+
+static void outer_run(pool_task *t) {
+    outer_case *o = (outer_case *)(void *)((char *)t - offsetof(outer_case, outer_task));
+    o->outer_runs++;
+    o->seen_by_outer = o->spawner_done;
+}
+
+static void inner_run(pool_task *t) {
+    outer_case *o = (outer_case *)(void *)((char *)t - offsetof(outer_case, inner_task));
+    CHECK(pool_scope_spawn(o->outer, &o->outer_task) == 0);
+    CHECK_EQ_I64(o->outer_runs, 0); /* queued: its spawner goes on first */
+    o->spawner_done = 1;
+}
+
+static void outer_scope(void *arg) {
+    mark_task fill[QUEUED];
+    outer_case o;
+    pool_scope outer, inner;
+    (void)arg;
+    memset(&o, 0, sizeof o);
+    pool_scope_init(&outer, p);
+    spawn_marks(&outer, fill, QUEUED);
+    o.inner_task = (pool_task)POOL_TASK_INIT(inner_run);
+    o.outer_task = (pool_task)POOL_TASK_INIT(outer_run);
+    o.outer = &outer;
+    pool_scope_init(&inner, p);
+    CHECK(pool_scope_spawn(&inner, &o.inner_task) == 0);
+    CHECK_EQ_I64(o.spawner_done, 1); /* the inner task ran at once */
+    pool_scope_wait(&inner);
+    pool_scope_wait(&outer);
+    CHECK_EQ_I64(o.outer_runs, 1);
+    CHECK_EQ_I64(o.seen_by_outer, 1);
+}
+
+/* ---- own_scope ---- */
+
+typedef struct self_wait {
+    pool_task task;
+    pool_scope *scope;
+    int rc;
+    int runs;
+} self_wait;
+
+static void self_wait_run(pool_task *t) {
+    self_wait *sw = (self_wait *)(void *)((char *)t - offsetof(self_wait, task));
+    sw->runs++;
+    sw->rc = pool_scope_wait_status(sw->scope);
+}
+
+static void own_scope(void *arg) {
+    mark_task fill[QUEUED];
+    self_wait sw;
+    pool_scope s;
+    (void)arg;
+    pool_scope_init(&s, p);
+    spawn_marks(&s, fill, QUEUED);
+    sw.task = (pool_task)POOL_TASK_INIT(self_wait_run);
+    sw.scope = &s;
+    sw.rc = -1;
+    sw.runs = 0;
+    CHECK(pool_scope_spawn(&s, &sw.task) == 0);
+    CHECK_EQ_I64(sw.runs, 1);
+    CHECK_EQ_I64(sw.rc, EDEADLK);
+    pool_scope_wait(&s);
+    check_marks(fill, QUEUED);
+}
+
+/* ---- other_thread ---- */
+
+static pool *q; /* another pool of one thread */
+
+static uint64_t inline_count_of(pool *of) {
+    pool_stats s;
+    pool_stats_get(of, &s);
+    return s.spawns_inline;
+}
+
+/* Spawns QUEUED + 4 tasks into s from a worker of p (s made elsewhere):
+   none runs at once. */
+static void spawn_queued(void *arg) {
+    pool_scope *s = (pool_scope *)arg;
+    mark_task tasks[QUEUED + 4];
+    uint64_t before = inline_count();
+    int i;
+    for (i = 0; i < QUEUED + 4; i++) {
+        tasks[i].task = (pool_task)POOL_TASK_INIT(mark_run);
+        atomic_init(&tasks[i].runs, 0);
+        CHECK(pool_scope_spawn(s, &tasks[i].task) == 0);
+        CHECK_EQ_I64(atomic_load(&tasks[i].runs), 0);
+    }
+    CHECK_EQ_I64(inline_count(), before);
+    pool_scope_wait(s);
+    check_marks(tasks, QUEUED + 4);
+}
+
+/* On q's worker, with QUEUED tasks on its deque: a scope of p made and
+   spawned into by this body. Its tasks are p's: none runs here at once. */
+static void made_on_other_pool(void *arg) {
+    mark_task fill[QUEUED], tasks[QUEUED + 4];
+    pool_scope own, s;
+    uint64_t before_p = inline_count_of(p), before_q = inline_count_of(q);
+    (void)arg;
+    pool_scope_init(&own, q);
+    spawn_marks(&own, fill, QUEUED);
+    pool_scope_init(&s, p);
+    spawn_marks(&s, tasks, QUEUED + 4);
+    pool_scope_wait(&s);
+    pool_scope_wait(&own);
+    CHECK_EQ_I64(inline_count_of(p), before_p);
+    CHECK_EQ_I64(inline_count_of(q), before_q);
+    check_marks(tasks, QUEUED + 4);
+    check_marks(fill, QUEUED);
+}
+
+static void other_thread(void) {
+    pool_config cfg;
+    pool_scope s;
+    pool_scope_init(&s, p); /* outside every pool */
+    pool_call(p, spawn_queued, &s);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 1;
+    q = test_pool_cfg(&cfg);
+    pool_call(q, made_on_other_pool, NULL);
+    CHECK(pool_destroy(q) == 0);
+}
+
+int main(void) {
+    pool_config cfg;
+    uint64_t before;
+    test_watchdog(120, "test_throttle");
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 1;
+    p = test_pool_cfg(&cfg);
+    printf("test_throttle: the spawn throttle\n");
+
+    printf("  from_origin: %d spawns from the scope's body, the first %d queued\n", FLAT, QUEUED);
+    before = inline_count();
+    pool_call(p, from_origin, NULL);
+    CHECK_EQ_I64(inline_count() - before, FLAT - QUEUED);
+
+    printf("  respawn: a chain of %d tasks spawning into their own scope\n", CHAIN);
+    pool_call(p, respawn, NULL);
+
+    printf("  outer_scope: a task run at once spawns into the outer scope\n");
+    before = inline_count();
+    pool_call(p, outer_scope, NULL);
+    CHECK_EQ_I64(inline_count() - before, 1);
+
+    printf("  own_scope: a task run at once waits for its own scope\n");
+    pool_call(p, own_scope, NULL);
+
+    printf("  other_thread: scopes made outside the pool and on another pool's worker\n");
+    other_thread();
+
+    CHECK(pool_destroy(p) == 0);
+    return test_finish("test_throttle");
+}
