@@ -136,7 +136,8 @@
    abort on bad input:
      EINVAL     NULL out-pointer, task or task function; num_threads or
                 max_spare_threads < 0 or > 65535; spin_us > 1000000;
-                heartbeat_us > 1000000 but for POOL_HEARTBEAT_OFF; a
+                heartbeat_us > 1000000 but for POOL_HEARTBEAT_OFF;
+                spawn_throttle > 65535 but for POOL_SPAWN_THROTTLE_OFF; a
                 stack_size the system
                 refuses (pool_create starts a thread with it to find out);
                 a CPU list with a count < 0, NULL with a count, or a CPU
@@ -212,6 +213,14 @@
                       and wake-ups cost more than they gave in every
                       benchmark measured (bench/results/heartbeat.txt). On
                       Windows a heartbeat is as coarse as the system's timer.
+     spawn_throttle   a worker whose deque holds this many tasks, with no
+                      worker of its pool idle, runs a task spawned into a
+                      scope by the function that made the scope at once
+                      (see pool_scope_spawn). 0: POOL_SPAWN_THROTTLE_DEFAULT
+                      (8; define it before the implementation to change
+                      it); POOL_SPAWN_THROTTLE_OFF: every spawn is queued,
+                      for a program whose tasks wait for what their
+                      spawner does after the spawn.
      cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
                       copied). Linux and Windows (CPUs 0-63 of the
                       thread's processor group); elsewhere, and for a CPU
@@ -262,6 +271,9 @@
      POOL_HEARTBEAT_DEFAULT_US
                           the heartbeat of pools that leave heartbeat_us and
                           $POOL_HEARTBEAT_US unset, 0 (none) to 1000000 (0)
+     POOL_SPAWN_THROTTLE_DEFAULT
+                          the spawn throttle of pools that leave
+                          spawn_throttle 0, 1 to 65535 (8)
      POOL_NO_STATS        compile out the workers' counters (the fork-join
                           path then does not touch them; their stats read 0)
      POOL_CHAOS           testing only: random yields and short sleeps at
@@ -354,10 +366,16 @@ struct pool_config {
     unsigned heartbeat_us; /* microseconds between heartbeats while a worker is busy, at most
                               1000000, or POOL_HEARTBEAT_OFF; 0: $POOL_HEARTBEAT_US, else
                               POOL_HEARTBEAT_DEFAULT_US */
+    unsigned spawn_throttle; /* tasks a busy worker's deque holds before its spawns run at
+                                once (see pool_scope_spawn), 1 to 65535, or
+                                POOL_SPAWN_THROTTLE_OFF; 0: POOL_SPAWN_THROTTLE_DEFAULT */
 };
 
 /* pool_config.heartbeat_us: no heartbeat. */
 #define POOL_HEARTBEAT_OFF 0xffffffffu
+
+/* pool_config.spawn_throttle: every spawn is queued. */
+#define POOL_SPAWN_THROTTLE_OFF 0xffffffffu
 
 /* Counters, summed over the workers at the moment of the call. Each is
    exact once the pool is quiescent; while it runs they are a snapshot. */
@@ -1597,6 +1615,7 @@ struct pool {
     size_t stack_size;
     uint64_t spin_ns;      /* the idle spin budget (pool_config.spin_us) */
     uint64_t heartbeat_ns; /* pool_config.heartbeat_us; 0: none */
+    uint32_t spawn_throttle; /* pool_config.spawn_throttle as kept: UINT32_MAX is off */
     char name[16];
     void (*on_thread_start)(void *user, int worker_index);
     void (*on_thread_exit)(void *user, int worker_index);
@@ -2774,17 +2793,47 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     if (scope) pool__scope_task_done(scope);
 }
 
-/* Runs task t of scope s at once on w, its spawner, instead of queueing
-   it (see pool_scope_spawn): a body of its own, within w's current run,
-   and not counted in s, since it is over before its spawn returns. */
+/* Runs task t of scope s, counted in it, at once on w, its spawner,
+   instead of queueing it (see pool_scope_spawn): a body of its own,
+   within w's current run. Like a join half taken back, it is a call: not
+   in jobs_run and not traced as a job. */
 static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
     pool__body outer = pool__body_begin(w, s);
     POOL__COUNT(w->stats.spawns_inline, 1);
     t->pool__scope = NULL;
-    POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
-    POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
     pool__body_end(w, outer);
+    pool__scope_task_done(s);
+}
+
+/* The spawn throttle. A worker whose deque holds p->spawn_throttle tasks
+   while no worker of its pool is idle has work for every thief that may
+   come; a task it spawns more runs at once, as its spawner's own call,
+   where queueing it would cost a push and a pop that nobody else needs.
+   (With a worker idle, or asleep, it is queued: that worker would
+   otherwise wait for the spawner's task to end.) Only a spawn from the
+   task body that made the scope runs so (the scope's origin: the same
+   worker and body id, see pool__body): that is where a serial run of the
+   program would run it, so the task nests on the stack as the program
+   nests. A spawn from a task of the scope, from a task run on top of a
+   wait, or into an outer scope is queued: run at once there, it would sit
+   on top of work it does not descend from (a task that respawns itself
+   would recurse without bound, and one that waits for what lies below it
+   would deadlock). The task is counted in the scope like any other, so
+   that a wait on another thread that saw it start waits for its end.
+   Relaxed: the deque's length and the counters are hints; a stale one
+   only queues a task that could have run at once, or the reverse. */
+#ifndef POOL_SPAWN_THROTTLE_DEFAULT
+#define POOL_SPAWN_THROTTLE_DEFAULT 8
+#endif
+#if POOL_SPAWN_THROTTLE_DEFAULT < 1 || POOL_SPAWN_THROTTLE_DEFAULT > 65535
+#error "POOL_SPAWN_THROTTLE_DEFAULT must be 1 to 65535 tasks"
+#endif
+
+POOL__INLINE int pool__spawn_runs_inline(pool__worker *w, const pool_scope *s) {
+    return s->pool__origin == w && s->pool__origin_run == w->run_current &&
+           pool__deque_len(&w->deque) >= (int64_t)w->home->spawn_throttle &&
+           pool__inactive_of(POOL__LOAD(&w->home->counters, POOL__RELAXED)) == 0;
 }
 
 /* Runs task t of pool p on a thread that is not p's worker: one whose pool
@@ -3675,7 +3724,7 @@ static void pool__sync_free(pool *p) {
 }
 
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
-    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0};
+    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0};
     pool__cpu_set allowed;
     pool *p;
     size_t n, spares;
@@ -3685,7 +3734,9 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     if (cfg->num_threads < 0 || cfg->num_threads > 65535 || cfg->max_blocking_threads < 0 ||
         cfg->max_spare_threads < 0 || cfg->max_spare_threads > 65535 ||
         cfg->spin_us > POOL__MAX_SPIN_US ||
-        (cfg->heartbeat_us > POOL__MAX_HEARTBEAT_US && cfg->heartbeat_us != POOL_HEARTBEAT_OFF) || !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
+        (cfg->heartbeat_us > POOL__MAX_HEARTBEAT_US && cfg->heartbeat_us != POOL_HEARTBEAT_OFF) ||
+        (cfg->spawn_throttle > 65535 && cfg->spawn_throttle != POOL_SPAWN_THROTTLE_OFF) ||
+        !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
         return EINVAL;
     pool__call_once(&pool__atfork_once, pool__atfork_register);
     /* The CPUs of the calling thread, unless it is a worker, which may be
@@ -3704,6 +3755,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     p->fork_generation = POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
     p->num_threads = (int)n;
     p->spin_ns = (uint64_t)(cfg->spin_us ? cfg->spin_us : pool__default_spin_us()) * 1000;
+    p->spawn_throttle = cfg->spawn_throttle ? cfg->spawn_throttle : POOL_SPAWN_THROTTLE_DEFAULT;
     p->heartbeat_ns = pool__heartbeat_ns(cfg->heartbeat_us);
     p->max_workers = (uint32_t)(n + spares);
     p->workers = (pool__worker **)pool__alloc(p->max_workers * sizeof *p->workers, cfg->user);
@@ -4087,27 +4139,6 @@ static void pool__scope_count_spawn(pool_scope *s) {
         continue;
 }
 
-/* The spawn throttle. A worker whose deque holds this many tasks already
-   has work for every thief that may come; a task it spawns more is run at
-   once, as its spawner's own call, where queueing it would cost a push, a
-   pop and two counts of the scope that nobody else needs. Only a spawn
-   from the task body that made the scope runs so (the scope's origin:
-   the same worker and body id, see pool__body): that is where a serial
-   run of the program would run it, so the task nests on the stack as the
-   program nests. A spawn from a task of the scope, from a task run on top
-   of a wait, or into an outer scope is queued: run at once there, it would
-   sit on top of work it does not descend from (a task that respawns
-   itself would recurse without bound, and one that waits for what lies
-   below it would deadlock). */
-#ifndef POOL__SPAWN_INLINE_QUEUED
-#define POOL__SPAWN_INLINE_QUEUED 8
-#endif
-
-POOL__INLINE int pool__spawn_runs_inline(const pool__worker *w, const pool_scope *s) {
-    return w && s->pool__origin == w && s->pool__origin_run == w->run_current &&
-           pool__deque_len((pool__deque *)&w->deque) >= POOL__SPAWN_INLINE_QUEUED;
-}
-
 POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     pool__worker *w;
     int rc;
@@ -4120,11 +4151,11 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     if (pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__mark_queued(t, s) != 0) return EBUSY;
     /* Only a worker of s's pool: the origin may be another pool's worker. */
+    pool__scope_count_spawn(s);
     if ((w = pool__worker_of(s->pool__pool)) != NULL && pool__spawn_runs_inline(w, s)) {
         pool__execute_inline(w, t, s);
         return 0;
     }
-    pool__scope_count_spawn(s);
     rc = pool__post(s->pool__pool, t);
     if (rc) { /* as if the task had run: it may be the last one a wait waits for */
         pool__unmark_queued(t);

@@ -55,6 +55,17 @@ static void rows_create_destroy(void) {
     CHECK_EQ_I64(pool_create(&p, &cfg), 0);
     CHECK_EQ_I64(pool_destroy(p), 0);
     cfg.heartbeat_us = 0;
+    cfg.spawn_throttle = 65536;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: spawn_throttle over 65535 */
+    cfg.spawn_throttle = POOL_SPAWN_THROTTLE_OFF - 1;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+    cfg.spawn_throttle = 65535; /* the most: accepted */
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    cfg.spawn_throttle = POOL_SPAWN_THROTTLE_OFF; /* off: accepted */
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    cfg.spawn_throttle = 0;
     cfg.stack_size = 1;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: stack_size refused */
     cfg.stack_size = SIZE_MAX; /* accepted by pthread_attr_setstacksize, refused by pthread_create */

@@ -18,16 +18,22 @@
  *  - own_scope: a task run at once that waits for its own scope gets
  *    EDEADLK, as a queued one does;
  *  - other_thread: a scope made outside the pool, or on a worker of
- *    another pool, never runs a spawn at once.
- * Each case fails with its condition planted away (origin body, a body id
- * per task run at once, the origin's pool): see tests/README.md.
+ *    another pool, never runs a spawn at once;
+ *  - idle_worker: while a worker of the pool counts as idle (the sleep
+ *    counters, changed by hand for the case), every spawn is queued;
+ *  - throttle_off: a pool with spawn_throttle POOL_SPAWN_THROTTLE_OFF
+ *    queues every spawn, and one with spawn_throttle 2 runs the third
+ *    at once; a wait on another thread that saw a task run at once start
+ *    returns only after its end.
+ * Each case fails with its condition planted away: see README.md's
+ * "How pool.h is tested".
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
 #include "test.h"
 
-#define QUEUED POOL__SPAWN_INLINE_QUEUED
+#define QUEUED POOL_SPAWN_THROTTLE_DEFAULT
 
 static pool *p;
 
@@ -260,6 +266,100 @@ static void other_thread(void) {
     CHECK(pool_destroy(q) == 0);
 }
 
+/* ---- idle_worker ---- */
+
+static void idle_worker(void *arg) {
+    mark_task fill[QUEUED], tasks[4], last;
+    pool_scope s;
+    /* One inactive worker more, as if one searched for work. */
+    const uint64_t one_idle = (uint64_t)1 << 16;
+    int i;
+    (void)arg;
+    pool_scope_init(&s, p);
+    spawn_marks(&s, fill, QUEUED);
+    __atomic_fetch_add(&p->counters, one_idle, __ATOMIC_SEQ_CST);
+    spawn_marks(&s, tasks, 4);
+    for (i = 0; i < 4; i++) CHECK_EQ_I64(atomic_load(&tasks[i].runs), 0);
+    __atomic_fetch_sub(&p->counters, one_idle, __ATOMIC_SEQ_CST);
+    spawn_marks(&s, &last, 1);
+    CHECK_EQ_I64(atomic_load(&last.runs), 1);
+    pool_scope_wait(&s);
+    check_marks(fill, QUEUED);
+    check_marks(tasks, 4);
+}
+
+/* ---- throttle_off ---- */
+
+static pool *configured; /* a pool of one thread with spawn_throttle set */
+
+static void spawn_three(void *arg) {
+    mark_task tasks[3];
+    pool_scope s;
+    int *ran_at_once = (int *)arg;
+    pool_scope_init(&s, configured);
+    spawn_marks(&s, tasks, 3);
+    *ran_at_once = atomic_load(&tasks[2].runs);
+    CHECK_EQ_I64(atomic_load(&tasks[0].runs), 0);
+    CHECK_EQ_I64(atomic_load(&tasks[1].runs), 0);
+    pool_scope_wait(&s);
+    check_marks(tasks, 3);
+}
+
+/* A task run at once that a thread outside the pool sees start: that
+   thread's wait on its scope returns after the task's end. */
+static pool_scope slow_scope; /* static: the outside waiter may outlive the call */
+static atomic_int slow_started, slow_finished;
+
+static void slow_run(pool_task *t) {
+    (void)t;
+    atomic_store(&slow_started, 1);
+    test_sleep_us(100000);
+    atomic_store(&slow_finished, 1);
+}
+
+static void spawn_slow(void *arg) {
+    mark_task fill[2];
+    pool_task slow = POOL_TASK_INIT(slow_run);
+    pool_scope fill_scope;
+    (void)arg;
+    pool_scope_init(&fill_scope, configured);
+    spawn_marks(&fill_scope, fill, 2); /* the deque now holds the throttle's 2 */
+    pool_scope_init(&slow_scope, configured);
+    CHECK(pool_scope_spawn(&slow_scope, &slow) == 0);
+    CHECK_EQ_I64(atomic_load(&slow_finished), 1); /* it ran at once */
+    pool_scope_wait(&fill_scope);
+    check_marks(fill, 2);
+}
+
+static void *wait_slow_scope(void *arg) {
+    (void)arg;
+    while (!atomic_load(&slow_started)) test_sleep_us(100);
+    pool_scope_wait(&slow_scope);
+    CHECK_MSG(atomic_load(&slow_finished) == 1, "a wait returned while a task it saw start ran");
+    return NULL;
+}
+
+static void throttle_off(void) {
+    pool_config cfg;
+    pthread_t waiter;
+    int ran_at_once = -1;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 1;
+    cfg.spawn_throttle = POOL_SPAWN_THROTTLE_OFF;
+    configured = test_pool_cfg(&cfg);
+    pool_call(configured, spawn_three, &ran_at_once);
+    CHECK_EQ_I64(ran_at_once, 0);
+    CHECK(pool_destroy(configured) == 0);
+    cfg.spawn_throttle = 2;
+    configured = test_pool_cfg(&cfg);
+    pool_call(configured, spawn_three, &ran_at_once);
+    CHECK_EQ_I64(ran_at_once, 1);
+    CHECK(pthread_create(&waiter, NULL, wait_slow_scope, NULL) == 0);
+    pool_call(configured, spawn_slow, NULL);
+    CHECK(pthread_join(waiter, NULL) == 0);
+    CHECK(pool_destroy(configured) == 0);
+}
+
 int main(void) {
     pool_config cfg;
     uint64_t before;
@@ -287,6 +387,12 @@ int main(void) {
 
     printf("  other_thread: scopes made outside the pool and on another pool's worker\n");
     other_thread();
+
+    printf("  idle_worker: with a worker idle, spawns are queued\n");
+    pool_call(p, idle_worker, NULL);
+
+    printf("  throttle_off: spawn_throttle off and 2\n");
+    throttle_off();
 
     CHECK(pool_destroy(p) == 0);
     return test_finish("test_throttle");
