@@ -5,7 +5,7 @@ CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
 .PHONY: all test test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
-	bench-stats bench-smoke bench-peers bench-results portability clean
+	bench-stats bench-smoke bench-peers bench-results bench-scaling portability clean
 
 all: examples
 
@@ -98,6 +98,15 @@ bench-peers:
 
 bench-results:
 	sh bench/peers/results_md.sh
+
+# Scaling from 1 to 16 threads (fib, the unbalanced tree, the sum) of pool.h, oneTBB and Rayon:
+# builds a bundle with every library the programs load (build/scaling), then runs it here. On a
+# machine with more cores and no compilers, carry build/scaling there and run
+# `sh bench/peers/scaling.sh run` (see the script).
+bench-scaling:
+	sh bench/peers/install.sh
+	sh bench/peers/scaling.sh build
+	sh bench/peers/scaling.sh run
 
 clean:
 	rm -rf $(BUILD)

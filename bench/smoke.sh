@@ -10,6 +10,8 @@
 #        PEERS=1     always (fails if the peers' packages are missing)
 #        PEERS=0     never
 #        PEERS=auto  (default) if `bench/peers/install.sh --check` finds every package installed
+#   3. bench/peers/scaling.sh: its bundle built and run through its own loader at tiny sizes, 1
+#      and 2 threads (one more pass, or one failure, by its exit status). Only with the peers.
 #
 # The last line is the sum of both parts' "N passed, N failed" (a part that ends without one
 # counts as one failure).
@@ -50,6 +52,16 @@ if [ "$PEERS" != 0 ]; then
     echo "=== bench/peers/run.sh, QUICK=1"
     QUICK=1 BUILD=$BUILD/bench-smoke sh bench/peers/run.sh 2>&1 | tee "$log"
     count
+    echo
+    echo "=== bench/peers/scaling.sh, tiny sizes"
+    bundle=$BUILD/bench-smoke/scaling
+    if BUNDLE=$bundle sh bench/peers/scaling.sh build &&
+       BUNDLE=$bundle THREADS="1 2" REPS=1 BUDGET_S=120 SIZES="fib=20 utree=16 sum=100000" \
+           sh bench/peers/scaling.sh run; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+    fi
 fi
 
 echo

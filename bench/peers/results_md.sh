@@ -126,6 +126,20 @@ esac
     echo "   starts (median and p99 of 2000 rounds), and the CPU time the other threads burn per"
     echo "   second meanwhile."
     echo "8. idle: the CPU time of the whole process in the first second after a 300 ms burst."
+    # The scaling run of bench/peers/scaling.sh, when there is one: its tables as it printed them.
+    scaling=$dir/scaling-16core.txt
+    if [ -s "$scaling" ]; then
+        echo
+        echo "## Scaling: 1 to 16 threads"
+        echo
+        echo "From \`bench/peers/scaling.sh\` (its own run, not the one above; \`$scaling\` has the"
+        echo "whole output): fib, the unbalanced tree and the sum on pool.h, oneTBB and Rayon, built"
+        echo "on the development machine and run on a borrowed machine with more cores."
+        echo
+        sed -n 's/^# \(date\|cpu\|nproc\|commit\|reps\): \(.*\)/- \1: \2/p' "$scaling"
+        echo
+        sed -n '/^### /,$p' "$scaling" | sed 's/^### /### /'
+    fi
     if [ -s bench/peers/notes.md ]; then
         echo
         echo "## Notes"

@@ -84,6 +84,8 @@ verify "planted spawn that gives the reference back in a second step is found" 1
     "-DSPAWN -DBROKEN_TWO_STEP -DWAITERS=2" "" "" scope.pml
 verify "planted joiner that returns before its own task ran is found" 1 \
     "-DSPAWN -DBROKEN_JOIN -DWAITERS=2" "" "" scope.pml
+verify "planted write-free wait that ignores the count is found" 1 \
+    "-DBROKEN_FAST -DWAITERS=2" "" "" scope.pml
 verify "2 threads spawning and waiting twice each on one scope, every state" 0 \
     "-DSPAWN -DWAITERS=2 -DWAITS=2 -DTASKS=1" "" "" scope.pml
 verify "3 threads spawning and waiting on one scope, every state" 0 \

@@ -22,8 +22,13 @@
  * waits, which may come while another thread's wait is finishing: the
  * spawn that finds the count at zero gives the reference back itself, and
  * a joiner whose round is done or over and who finds tasks unfinished (a
- * count, the reference aside) waits again once the round is over. Both ends of a wait are covered: the latch set by the last
- * task, and the re-arm of an empty scope. Every atomic step indivisible
+ * count, the reference aside) waits again once the round is over; and
+ * the spawner may run its task at once itself (the spawn throttle: counted,
+ * run, its count given back, all before the spawn returns). Any wait may
+ * first find no task unfinished and the reference in place, and return
+ * without a write (pool__scope_wait_done's first load). Both ends of a wait
+ * are covered: the latch set by the last task, and the re-arm of an empty
+ * scope. Every atomic step indivisible
  * and sequentially consistent (pool.h argues its orderings beside the
  * code).
  *
@@ -36,7 +41,8 @@
  * BROKEN_TWO_STEP a spawn that gives the reference back in a step apart
  * from its count (by then the next owner may have taken it away again),
  * and BROKEN_JOIN a joiner that returns when its round is over (its own
- * task may not have run). tests/model/check.sh makes sure spin finds each one.
+ * task may not have run); BROKEN_FAST a write-free return that looks at
+ * the reference only, not at the count. tests/model/check.sh makes sure spin finds each one.
  *
  * Properties: a wait returns only once every task spawned before the
  * scope's waiters started has finished, and the waiter's own task too
@@ -111,9 +117,9 @@ inline park_in(me, r, cur) {
     park_until(me, r, cur, DONE)
 }
 
-/* A task; `me` is the waiter that spawned it, WAITERS for the first ones. */
-proctype Task(byte me) {
-    bool last;
+/* A task's run and pool__scope_task_done; `me` is the waiter that spawned
+   it, WAITERS for the first ones; `last` is scratch. */
+inline task_body(me, last) {
     if
     :: me < WAITERS -> mine_done[me] = true /* its run, before its count goes */
     :: else -> skip
@@ -140,9 +146,14 @@ proctype Task(byte me) {
     fi
 }
 
+proctype Task(byte me) {
+    bool last;
+    task_body(me, last)
+}
+
 proctype Waiter(byte me) {
     byte n, s, r, cur, old;
-    bool zero;
+    bool zero, last;
     for (n : 1 .. WAITS) {
 #ifdef SPAWN
         /* pool_scope_spawn: count the task, at zero giving the reference
@@ -165,9 +176,21 @@ proctype Waiter(byte me) {
             pending++
         }
 #endif
-        run Task(me);
+        if
+        :: run Task(me)
+        :: task_body(me, last) /* the spawn throttle: run at once */
+        fi;
 #endif
 again:
+        /* pool__scope_wait_done's write-free return */
+        if
+#ifdef BROKEN_FAST
+        :: unwaited -> goto checked
+#else
+        :: atomic { pending == 0 && unwaited } -> goto checked
+#endif
+        :: else -> skip
+        fi;
         s = word;
         do
         :: atomic {
@@ -215,6 +238,7 @@ again:
 #endif
            }
         fi;
+checked:
         assert(finished == TASKS);
 #ifdef SPAWN
         assert(mine_done[me]);
