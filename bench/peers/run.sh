@@ -85,15 +85,8 @@ binary() {
     esac
 }
 
-# Debian's cargo and rustc (what librust-rayon-dev goes with) when they are there, else whatever
-# cargo is on PATH (it must still be able to build offline against /usr/share/cargo/registry).
-if [ -x /usr/bin/cargo ] && [ -x /usr/bin/rustc ]; then
-    CARGO=/usr/bin/cargo
-    RUSTC=/usr/bin/rustc
-else
-    CARGO=cargo
-    RUSTC=rustc
-fi
+# shellcheck source=bench/peers/rust_toolchain.sh
+. bench/peers/rust_toolchain.sh
 
 # shellcheck disable=SC2086  # $FLAGS is a list of words on purpose
 build() {

@@ -115,14 +115,8 @@ build_mode() {
     [ -f bench/peers/pool_h.c ] || die "build runs in the repository: sh bench/peers/scaling.sh build"
     FLAGS="-O3 -Wall -Wextra${WERROR:+ -Werror}"
     SERIAL_FLAGS=${SERIAL_FLAGS:--O2}
-    # Debian's cargo and rustc (what librust-rayon-dev goes with), as run.sh picks them.
-    if [ -x /usr/bin/cargo ] && [ -x /usr/bin/rustc ]; then
-        CARGO=/usr/bin/cargo
-        RUSTC=/usr/bin/rustc
-    else
-        CARGO=cargo
-        RUSTC=rustc
-    fi
+    # shellcheck source=bench/peers/rust_toolchain.sh
+    . bench/peers/rust_toolchain.sh
     cargo_dir=${BUNDLE%/}-cargo
     failed=
     rm -rf "$BIN" "$LIB" || exit 1
