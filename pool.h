@@ -4150,8 +4150,8 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     }
     if (pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__mark_queued(t, s) != 0) return EBUSY;
-    /* Only a worker of s's pool: the origin may be another pool's worker. */
     pool__scope_count_spawn(s);
+    /* Only a worker of s's pool: the origin may be another pool's worker. */
     if ((w = pool__worker_of(s->pool__pool)) != NULL && pool__spawn_runs_inline(w, s)) {
         pool__execute_inline(w, t, s);
         return 0;
