@@ -214,7 +214,8 @@
                       benchmark measured (bench/results/heartbeat.txt). On
                       Windows a heartbeat is as coarse as the system's timer.
      spawn_throttle   a worker whose deque holds this many tasks, with no
-                      worker of its pool idle, runs a task spawned into a
+                      worker of its pool idle and every thread it wants
+                      started, runs a task spawned into a
                       scope by the function that made the scope at once
                       (see pool_scope_spawn). 0: POOL_SPAWN_THROTTLE_DEFAULT
                       (8; define it before the implementation to change
@@ -2810,8 +2811,9 @@ static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
    while no worker of its pool is idle has work for every thief that may
    come; a task it spawns more runs at once, as its spawner's own call,
    where queueing it would cost a push and a pop that nobody else needs.
-   (With a worker idle, or asleep, it is queued: that worker would
-   otherwise wait for the spawner's task to end.) Only a spawn from the
+   (With a worker idle, or asleep, or a thread the pool wants not started
+   yet, it is queued: that thread would otherwise wait for the spawner's
+   task to end.) Only a spawn from the
    task body that made the scope runs so (the scope's origin: the same
    worker and body id, see pool__body): that is where a serial run of the
    program would run it, so the task nests on the stack as the program
@@ -2831,9 +2833,11 @@ static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
 #endif
 
 POOL__INLINE int pool__spawn_runs_inline(pool__worker *w, const pool_scope *s) {
+    pool *p = w->home;
     return s->pool__origin == w && s->pool__origin_run == w->run_current &&
-           pool__deque_len(&w->deque) >= (int64_t)w->home->spawn_throttle &&
-           pool__inactive_of(POOL__LOAD(&w->home->counters, POOL__RELAXED)) == 0;
+           pool__deque_len(&w->deque) >= (int64_t)p->spawn_throttle &&
+           pool__inactive_of(POOL__LOAD(&p->counters, POOL__RELAXED)) == 0 &&
+           POOL__LOAD(&p->threads_started, POOL__RELAXED) >= pool__threads_wanted(p, POOL__RELAXED);
 }
 
 /* Runs task t of pool p on a thread that is not p's worker: one whose pool

@@ -21,6 +21,8 @@
  *    another pool, never runs a spawn at once;
  *  - idle_worker: while a worker of the pool counts as idle (the sleep
  *    counters, changed by hand for the case), every spawn is queued;
+ *  - unstarted_thread: on a pool of 2 threads whose second thread cannot
+ *    start (thread creation fails for it), every spawn is queued;
  *  - throttle_off: a pool with spawn_throttle POOL_SPAWN_THROTTLE_OFF
  *    queues every spawn, and one with spawn_throttle 2 runs the third
  *    at once; a wait on another thread that saw a task run at once start
@@ -28,10 +30,24 @@
  * Each case fails with its condition planted away: see README.md's
  * "How pool.h is tested".
  */
+#define POOL__THREAD_CREATE test_thread_create
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
 #include "test.h"
+
+/* The pool of unstarted_thread is told apart by its stack size: its first
+   worker starts, its second never does. Every other thread starts. */
+#define STARVED_STACK ((size_t)3 << 20)
+static atomic_int starved_workers;
+
+static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
+                              void *arg) {
+    if (stack_size == STARVED_STACK && fn == pool__worker_main &&
+        atomic_fetch_add(&starved_workers, 1) > 0)
+        return EAGAIN;
+    return pool__thread_create_native(t, stack_size, fn, arg);
+}
 
 #define QUEUED POOL_SPAWN_THROTTLE_DEFAULT
 
@@ -288,6 +304,38 @@ static void idle_worker(void *arg) {
     check_marks(tasks, 4);
 }
 
+/* ---- unstarted_thread ---- */
+
+static pool *starved; /* 2 threads, the second of which never starts */
+
+static void spawn_starved(void *arg) {
+    mark_task fill[QUEUED], tasks[4];
+    pool_scope s;
+    pool_stats st;
+    int i;
+    (void)arg;
+    pool_scope_init(&s, starved);
+    spawn_marks(&s, fill, QUEUED);
+    spawn_marks(&s, tasks, 4);
+    for (i = 0; i < 4; i++) CHECK_EQ_I64(atomic_load(&tasks[i].runs), 0);
+    pool_stats_get(starved, &st);
+    CHECK_EQ_I64(st.threads_started, 1); /* the case held: one thread */
+    CHECK_EQ_I64(st.spawns_inline, 0);
+    pool_scope_wait(&s);
+    check_marks(fill, QUEUED);
+    check_marks(tasks, 4);
+}
+
+static void unstarted_thread(void) {
+    pool_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 2;
+    cfg.stack_size = STARVED_STACK;
+    starved = test_pool_cfg(&cfg);
+    pool_call(starved, spawn_starved, NULL);
+    CHECK(pool_destroy(starved) == 0);
+}
+
 /* ---- throttle_off ---- */
 
 static pool *configured; /* a pool of one thread with spawn_throttle set */
@@ -390,6 +438,9 @@ int main(void) {
 
     printf("  idle_worker: with a worker idle, spawns are queued\n");
     pool_call(p, idle_worker, NULL);
+
+    printf("  unstarted_thread: with a thread of the pool not started, spawns are queued\n");
+    unstarted_thread();
 
     printf("  throttle_off: spawn_throttle off and 2\n");
     throttle_off();
