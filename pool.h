@@ -50,10 +50,12 @@
        stealable until a returns: fork at a fine grain, or use a scope or
        pool_parallel_for for a few long pieces.
      - scopes: pool_scope_init / pool_scope_spawn / pool_scope_wait run any
-       number of caller-owned tasks and wait for all of them. A worker
-       whose deque holds 8 tasks already runs a spawn from the body that
-       made the scope at once (a throttle): a task must not wait for what
-       its spawner does after the spawn.
+       number of caller-owned tasks and wait for all of them. A busy
+       worker whose deque holds spawn_throttle tasks already (8, or
+       num_threads if more), while no thread of its pool is idle or still
+       to start, runs a spawn from the body that made the scope at once: a
+       task must not wait for what its spawner does after the spawn,
+       unless spawn_throttle is POOL_SPAWN_THROTTLE_OFF.
      - detached tasks: pool_submit / pool_submit_batch queue caller-owned
        tasks and return at once.
 
@@ -217,9 +219,10 @@
                       worker of its pool idle and every thread it wants
                       started, runs a task spawned into a
                       scope by the function that made the scope at once
-                      (see pool_scope_spawn). 0: POOL_SPAWN_THROTTLE_DEFAULT
-                      (8; define it before the implementation to change
-                      it); POOL_SPAWN_THROTTLE_OFF: every spawn is queued,
+                      (see pool_scope_spawn). 0: num_threads, but at least
+                      POOL_SPAWN_THROTTLE_DEFAULT (8; define it before the
+                      implementation to change it); POOL_SPAWN_THROTTLE_OFF:
+                      every spawn is queued,
                       for a program whose tasks wait for what their
                       spawner does after the spawn.
      cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
@@ -273,7 +276,7 @@
                           the heartbeat of pools that leave heartbeat_us and
                           $POOL_HEARTBEAT_US unset, 0 (none) to 1000000 (0)
      POOL_SPAWN_THROTTLE_DEFAULT
-                          the spawn throttle of pools that leave
+                          the least spawn throttle of pools that leave
                           spawn_throttle 0, 1 to 65535 (8)
      POOL_NO_STATS        compile out the workers' counters (the fork-join
                           path then does not touch them; their stats read 0)
@@ -369,7 +372,8 @@ struct pool_config {
                               POOL_HEARTBEAT_DEFAULT_US */
     unsigned spawn_throttle; /* tasks a busy worker's deque holds before its spawns run at
                                 once (see pool_scope_spawn), 1 to 65535, or
-                                POOL_SPAWN_THROTTLE_OFF; 0: POOL_SPAWN_THROTTLE_DEFAULT */
+                                POOL_SPAWN_THROTTLE_OFF; 0: num_threads, at least
+                                POOL_SPAWN_THROTTLE_DEFAULT */
 };
 
 /* pool_config.heartbeat_us: no heartbeat. */
@@ -1617,6 +1621,7 @@ struct pool {
     uint64_t spin_ns;      /* the idle spin budget (pool_config.spin_us) */
     uint64_t heartbeat_ns; /* pool_config.heartbeat_us; 0: none */
     uint32_t spawn_throttle; /* pool_config.spawn_throttle as kept: UINT32_MAX is off */
+    uint32_t threads_looping; /* threads that reached their worker loop (see the throttle) */
     char name[16];
     void (*on_thread_start)(void *user, int worker_index);
     void (*on_thread_exit)(void *user, int worker_index);
@@ -2811,9 +2816,10 @@ static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
    while no worker of its pool is idle has work for every thief that may
    come; a task it spawns more runs at once, as its spawner's own call,
    where queueing it would cost a push and a pop that nobody else needs.
-   (With a worker idle, or asleep, or a thread the pool wants not started
-   yet, it is queued: that thread would otherwise wait for the spawner's
-   task to end.) Only a spawn from the
+   (With a worker idle, or asleep, or a thread the pool wants not in its
+   loop yet, it is queued: that thread would otherwise wait for the
+   spawner's task to end. A thread counts from its first inactive count
+   on, not from its start: in between it is neither idle nor busy.) Only a spawn from the
    task body that made the scope runs so (the scope's origin: the same
    worker and body id, see pool__body): that is where a serial run of the
    program would run it, so the task nests on the stack as the program
@@ -2837,7 +2843,7 @@ POOL__INLINE int pool__spawn_runs_inline(pool__worker *w, const pool_scope *s) {
     return s->pool__origin == w && s->pool__origin_run == w->run_current &&
            pool__deque_len(&w->deque) >= (int64_t)p->spawn_throttle &&
            pool__inactive_of(POOL__LOAD(&p->counters, POOL__RELAXED)) == 0 &&
-           POOL__LOAD(&p->threads_started, POOL__RELAXED) >= pool__threads_wanted(p, POOL__RELAXED);
+           POOL__LOAD(&p->threads_looping, POOL__RELAXED) >= pool__threads_wanted(p, POOL__RELAXED);
 }
 
 /* Runs task t of pool p on a thread that is not p's worker: one whose pool
@@ -3012,6 +3018,8 @@ static void pool__worker_loop(pool__worker *w) {
        heartbeat's monitor, which reads the counters first, then sees this
        worker among threads_started (pool__any_busy); for posters a hint. */
     POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELEASE);
+    /* Relaxed: a hint for the spawn throttle (see pool__spawn_runs_inline). */
+    POOL__FETCH_ADD(&p->threads_looping, 1, POOL__RELAXED);
     for (;;) {
         pool_task *t = pool__find_work(w, &moved, &more);
         if (t) {
@@ -3759,7 +3767,10 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     p->fork_generation = POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
     p->num_threads = (int)n;
     p->spin_ns = (uint64_t)(cfg->spin_us ? cfg->spin_us : pool__default_spin_us()) * 1000;
-    p->spawn_throttle = cfg->spawn_throttle ? cfg->spawn_throttle : POOL_SPAWN_THROTTLE_DEFAULT;
+    /* A busy worker keeps at least one task queued for each other thread. */
+    p->spawn_throttle = cfg->spawn_throttle ? cfg->spawn_throttle
+                        : n > POOL_SPAWN_THROTTLE_DEFAULT ? (uint32_t)n
+                                                          : POOL_SPAWN_THROTTLE_DEFAULT;
     p->heartbeat_ns = pool__heartbeat_ns(cfg->heartbeat_us);
     p->max_workers = (uint32_t)(n + spares);
     p->workers = (pool__worker **)pool__alloc(p->max_workers * sizeof *p->workers, cfg->user);

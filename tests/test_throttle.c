@@ -1,9 +1,11 @@
 /* test_throttle.c - the spawn throttle: which spawns run at once.
  *
- * A worker whose deque holds POOL__SPAWN_INLINE_QUEUED tasks runs a spawn
- * at once, but only a spawn from the task body that made the scope
- * (pool_scope_spawn). Every case runs inside pool_call on a pool of one
- * thread, so the deque holds exactly what the case pushed, and checks
+ * A busy worker whose deque holds spawn_throttle tasks (8 on these pools)
+ * runs a spawn at once, but only a spawn from the task body that made the
+ * scope, and only while no thread of the pool is idle or still to reach
+ * its loop (pool_scope_spawn). Every case runs inside pool_call on a pool
+ * of one thread (two where the case says so), so the deque holds exactly
+ * what the case pushed, and checks
  * exactly which tasks ran before their spawn returned (pool_stats'
  * spawns_inline counts them), that each task ran once, and that the
  * scopes' waits cover everything:
@@ -22,7 +24,9 @@
  *  - idle_worker: while a worker of the pool counts as idle (the sleep
  *    counters, changed by hand for the case), every spawn is queued;
  *  - unstarted_thread: on a pool of 2 threads whose second thread cannot
- *    start (thread creation fails for it), every spawn is queued;
+ *    start (thread creation fails for it), every spawn is queued, and so
+ *    while the second thread is started but held in its on_thread_start
+ *    hook, before its worker loop;
  *  - throttle_off: a pool with spawn_throttle POOL_SPAWN_THROTTLE_OFF
  *    queues every spawn, and one with spawn_throttle 2 runs the third
  *    at once; a wait on another thread that saw a task run at once start
@@ -308,22 +312,52 @@ static void idle_worker(void *arg) {
 
 static pool *starved; /* 2 threads, the second of which never starts */
 
-static void spawn_starved(void *arg) {
+/* On a worker of `starved`: QUEUED spawns, `between` (if any), then 4
+   more, all queued; the pool has started `started` threads by then. */
+static void spawn_starved_checked(int started, void (*between)(void)) {
     mark_task fill[QUEUED], tasks[4];
     pool_scope s;
     pool_stats st;
     int i;
-    (void)arg;
     pool_scope_init(&s, starved);
     spawn_marks(&s, fill, QUEUED);
+    if (between) between();
     spawn_marks(&s, tasks, 4);
     for (i = 0; i < 4; i++) CHECK_EQ_I64(atomic_load(&tasks[i].runs), 0);
     pool_stats_get(starved, &st);
-    CHECK_EQ_I64(st.threads_started, 1); /* the case held: one thread */
+    CHECK_EQ_I64(st.threads_started, started); /* the case held */
     CHECK_EQ_I64(st.spawns_inline, 0);
     pool_scope_wait(&s);
     check_marks(fill, QUEUED);
     check_marks(tasks, 4);
+}
+
+static void spawn_starved(void *arg) {
+    (void)arg;
+    spawn_starved_checked(1, NULL);
+}
+
+/* The second thread of `starved`, held in its start hook until released. */
+static atomic_int hold_second = 1, second_held;
+
+static void hold_start(void *user, int worker_index) {
+    (void)user;
+    if (worker_index != 1) return;
+    atomic_store(&second_held, 1);
+    while (atomic_load(&hold_second)) test_sleep_us(1000);
+}
+
+/* The queued tasks started the second thread: wait until it is held. */
+static void until_second_held(void) {
+    double deadline = test_now() + 10;
+    while (!atomic_load(&second_held) && test_now() < deadline) test_sleep_us(1000);
+    CHECK(atomic_load(&second_held));
+}
+
+static void spawn_while_held(void *arg) {
+    (void)arg;
+    spawn_starved_checked(2, until_second_held);
+    atomic_store(&hold_second, 0);
 }
 
 static void unstarted_thread(void) {
@@ -333,6 +367,11 @@ static void unstarted_thread(void) {
     cfg.stack_size = STARVED_STACK;
     starved = test_pool_cfg(&cfg);
     pool_call(starved, spawn_starved, NULL);
+    CHECK(pool_destroy(starved) == 0);
+    cfg.stack_size = 0;
+    cfg.on_thread_start = hold_start;
+    starved = test_pool_cfg(&cfg);
+    pool_call(starved, spawn_while_held, NULL);
     CHECK(pool_destroy(starved) == 0);
 }
 

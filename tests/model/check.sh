@@ -86,8 +86,10 @@ verify "planted joiner that returns before its own task ran is found" 1 \
     "-DSPAWN -DBROKEN_JOIN -DWAITERS=2" "" "" scope.pml
 verify "planted write-free wait that ignores the count is found" 1 \
     "-DBROKEN_FAST -DWAITERS=2" "" "" scope.pml
+verify "planted task run at once without a count is found (a waiter saw it start)" 1 \
+    "-DSPAWN -DOBSERVE -DBROKEN_UNCOUNTED -DWAITERS=2" "" "" scope.pml
 verify "2 threads spawning and waiting twice each on one scope, every state" 0 \
-    "-DSPAWN -DWAITERS=2 -DWAITS=2 -DTASKS=1" "" "" scope.pml
+    "-DSPAWN -DOBSERVE -DWAITERS=2 -DWAITS=2 -DTASKS=1" "" "" scope.pml
 verify "3 threads spawning and waiting on one scope, every state" 0 \
     "-DSPAWN -DWAITERS=3 -DWAITS=1 -DTASKS=1" "-DCOLLAPSE" "" scope.pml
 case $MODE in

@@ -42,11 +42,17 @@
  * from its count (by then the next owner may have taken it away again),
  * and BROKEN_JOIN a joiner that returns when its round is over (its own
  * task may not have run); BROKEN_FAST a write-free return that looks at
- * the reference only, not at the count. tests/model/check.sh makes sure spin finds each one.
+ * the reference only, not at the count; with SPAWN and OBSERVE,
+ * BROKEN_UNCOUNTED a task run at once that is not counted in the scope
+ * (another waiter that saw it start returned before its end).
+ * tests/model/check.sh makes sure spin finds each one.
  *
  * Properties: a wait returns only once every task spawned before the
  * scope's waiters started has finished, and the waiter's own task too
- * (assert); a waiter that owns a wait finds neither DONE nor WAITING set
+ * (assert); with OBSERVE, every other waiter's task that a waiter saw
+ * start before its wait has ended when the wait returns (assert: tasks
+ * count the starts and ends of their runs); a waiter that owns a wait
+ * finds neither DONE nor WAITING set
  * (assert, as pool.h's POOL_ASSERT); and when no process can move any
  * more, every waiter has done all its waits (spin reports any other end
  * state as invalid).
@@ -75,6 +81,10 @@ bool unwaited = true;  /* ... plus the reference until a waiter takes it */
 bool blocked[WAITERS]; /* in the futex wait */
 byte finished;         /* tasks spawned before the waiters that have finished */
 bool mine_done[WAITERS]; /* SPAWN: the waiter's own task of this wait has run */
+#ifdef OBSERVE
+byte started_gen[WAITERS]; /* the generation of waiter k's task that began its run */
+byte done_gen[WAITERS];    /* ... and the last one that ended it */
+#endif
 
 /* pool__wake_all */
 inline wake_all() {
@@ -120,8 +130,17 @@ inline park_in(me, r, cur) {
 /* A task's run and pool__scope_task_done; `me` is the waiter that spawned
    it, WAITERS for the first ones; `last` is scratch. */
 inline task_body(me, last) {
+#ifdef OBSERVE
+    if
+    :: me < WAITERS -> started_gen[me]++ /* its start, which others may see */
+    :: else -> skip
+    fi;
+#endif
     if
     :: me < WAITERS -> mine_done[me] = true /* its run, before its count goes */
+#ifdef OBSERVE
+       ; done_gen[me] = started_gen[me]
+#endif
     :: else -> skip
     fi;
     /* pool__scope_task_done: the decrement, then (a step of its own) the
@@ -154,6 +173,9 @@ proctype Task(byte me) {
 proctype Waiter(byte me) {
     byte n, s, r, cur, old;
     bool zero, last;
+#ifdef OBSERVE
+    byte kk, want[WAITERS];
+#endif
     for (n : 1 .. WAITS) {
 #ifdef SPAWN
         /* pool_scope_spawn: count the task, at zero giving the reference
@@ -167,6 +189,24 @@ proctype Waiter(byte me) {
         :: zero -> unwaited = true
         :: else -> skip
         fi;
+#elif defined(BROKEN_UNCOUNTED) /* 1f564ed: a task run at once is not counted */
+        if
+        :: atomic {
+               if
+               :: pending == 0 && !unwaited -> unwaited = true
+               :: else -> skip
+               fi;
+               pending++
+           };
+           run Task(me)
+        ::
+#ifdef OBSERVE
+           started_gen[me]++; atomic { mine_done[me] = true; done_gen[me] = started_gen[me] }
+#else
+           mine_done[me] = true
+#endif
+        fi;
+        goto spawned;
 #else
         atomic {
             if
@@ -180,9 +220,22 @@ proctype Waiter(byte me) {
         :: run Task(me)
         :: task_body(me, last) /* the spawn throttle: run at once */
         fi;
+spawned:
 #endif
-again:
-        /* pool__scope_wait_done's write-free return */
+#ifdef OBSERVE
+        /* what this waiter saw start before its wait: it must have ended
+           when the wait returns */
+        atomic {
+            for (kk : 0 .. WAITERS - 1) {
+                if
+                :: kk != me && started_gen[kk] != done_gen[kk] -> want[kk] = started_gen[kk]
+                :: else -> want[kk] = 0
+                fi
+            }
+        }
+#endif
+        /* pool__scope_wait_done's write-free return: once, at the start
+           (a joiner that waits again reloads the word, as the C does) */
         if
 #ifdef BROKEN_FAST
         :: unwaited -> goto checked
@@ -191,6 +244,7 @@ again:
 #endif
         :: else -> skip
         fi;
+again:
         s = word;
         do
         :: atomic {
@@ -242,6 +296,9 @@ checked:
         assert(finished == TASKS);
 #ifdef SPAWN
         assert(mine_done[me]);
+#endif
+#ifdef OBSERVE
+        for (kk : 0 .. WAITERS - 1) { assert(done_gen[kk] >= want[kk]) }
 #endif
     }
 }
