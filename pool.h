@@ -374,6 +374,9 @@ struct pool_config {
                                 once (see pool_scope_spawn), 1 to 65535, or
                                 POOL_SPAWN_THROTTLE_OFF; 0: num_threads, at least
                                 POOL_SPAWN_THROTTLE_DEFAULT */
+    int external_slots; /* threads outside the pool that may work in it at once (see
+                           pool_call), 1 to 30, or POOL_EXTERNAL_SLOTS_NONE; 0:
+                           POOL_EXTERNAL_SLOTS_DEFAULT */
 };
 
 /* pool_config.heartbeat_us: no heartbeat. */
@@ -381,6 +384,10 @@ struct pool_config {
 
 /* pool_config.spawn_throttle: every spawn is queued. */
 #define POOL_SPAWN_THROTTLE_OFF 0xffffffffu
+
+/* pool_config.external_slots: outside callers never work in the pool; their
+   calls run on its workers while they block. */
+#define POOL_EXTERNAL_SLOTS_NONE (-1)
 
 /* Counters, summed over the workers at the moment of the call. Each is
    exact once the pool is quiescent; while it runs they are a snapshot. */
@@ -407,6 +414,8 @@ struct pool_stats {
                                   idle worker (see pool_join); the others were plain calls */
     uint64_t spawns_inline;    /* scope tasks run at once by their spawner, whose deque was
                                   full enough (see pool_scope_spawn); not in jobs_run */
+    uint64_t slot_calls;       /* calls and scope waits of outside threads that worked in an
+                                  external slot (see pool_call); the rest were injected */
     /* The blocking pool. The first three are current values, kept without
        locks so that they can be read at any time. */
     uint64_t blocking_threads;          /* blocking threads alive */
@@ -432,7 +441,8 @@ struct pool_worker_stats {
     uint64_t spin_ns;         /* time it spent searching within the spin budget */
     uint64_t joins_promoted;  /* join halves it made stealable (see pool_stats) */
     uint64_t spawns_inline;   /* scope tasks it ran at once as it spawned them (see pool_stats) */
-    int started;              /* 1 if its thread has been started */
+    uint64_t slot_calls;      /* an external slot: the calls and waits run in it */
+    int started;              /* 1 if its thread has been started (never, for a slot) */
     int cpu;                  /* the CPU it pinned itself to as it started; -1: none (yet) */
 };
 
@@ -473,6 +483,7 @@ POOL_DEF int pool_destroy(pool *p);
 /* fork-join */
 POOL_DEF void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg);
 POOL_DEF void pool_call(pool *p, pool_fn fn, void *arg);
+POOL_DEF void pool_call_on_worker(pool *p, pool_fn fn, void *arg);
 POOL_DEF void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grain,
                                 void (*body)(void *arg, size_t lo, size_t hi), void *arg);
 
@@ -1576,7 +1587,8 @@ typedef struct pool__worker {
     pool__thread thread;
     struct {
         uint64_t jobs_run, jobs_stolen, steals_failed, jobs_injected, sleeps, wakeups,
-            wakeups_wasted, waits_parked, wait_depth_max, spin_ns, joins_promoted, spawns_inline;
+            wakeups_wasted, waits_parked, wait_depth_max, spin_ns, joins_promoted, spawns_inline,
+            slot_calls;
     } stats;
 } pool__worker;
 
@@ -1626,7 +1638,10 @@ struct pool {
     void (*on_thread_start)(void *user, int worker_index);
     void (*on_thread_exit)(void *user, int worker_index);
     void *user;
-    pool__worker **workers; /* max_workers slots, filled in order as threads start */
+    /* max_workers entries, filled in order as threads start, then the
+       num_slots external slots (see their section), made by pool_create. */
+    pool__worker **workers;
+    uint32_t num_slots;
     pool__cpu_set allowed;  /* every thread of the pool starts with these CPUs */
     int *cpus;              /* pool_config.cpus, copied; NULL: no pinning */
     int num_cpus;
@@ -1655,6 +1670,10 @@ struct pool {
     uint64_t spawn_retry_ns; /* posters start no thread before this time */
     uint32_t spawn_again;    /* a poster found spawn_lock held: see pool__spawn */
     uint64_t outside_wait_depth_max; /* the deepest nesting of waits on p's outside waiters */
+    /* The external slots taken (bit k: slot k), and POOL__SLOTS_CLOSED and
+       POOL__SLOTS_WAITER (see the external slots section). Written at
+       every call from outside: a line of its own. */
+    POOL__ALIGNED uint32_t slots_taken;
     pool__mutex spawn_lock;
     pool__mutex help_lock; /* helpers that take their own work from the injector */
     pool__monitor monitor;
@@ -1662,8 +1681,49 @@ struct pool {
     POOL__ALIGNED pool__blocking blocking;
 };
 
-/* The worker running on this thread, NULL on a thread outside every pool. */
+/* The worker running on this thread, or the external slot it works in (see
+   their section); NULL on a thread outside every pool. */
 static POOL__THREAD_LOCAL pool__worker *pool__current;
+
+/* External slots: slot k of p is workers[max_workers + k]; its index,
+   max_workers + k, is above every thread's. A slot that nobody holds has
+   an empty deque and no frame in use, so that thieves and waiters may
+   skip it: pool__slots_in_use tells them which to look at. */
+#define POOL__MAX_SLOTS 30
+#define POOL__SLOTS_MASK (((uint32_t)1 << POOL__MAX_SLOTS) - 1)
+#define POOL__SLOTS_CLOSED ((uint32_t)1 << 30) /* pool_destroy began: no new holder */
+#define POOL__SLOTS_WAITER ((uint32_t)1 << 31) /* pool_destroy waits for the holders */
+
+#ifndef POOL_EXTERNAL_SLOTS_DEFAULT
+#define POOL_EXTERNAL_SLOTS_DEFAULT 4
+#endif
+#if POOL_EXTERNAL_SLOTS_DEFAULT < 0 || POOL_EXTERNAL_SLOTS_DEFAULT > 30
+#error "POOL_EXTERNAL_SLOTS_DEFAULT must be 0 to 30 slots"
+#endif
+
+/* Relaxed: a hint. Work a holder queues is published by its deque; a
+   searcher that must not miss it gets there through the counters (the
+   holder posts with a seq_cst read-modify-write after taking the slot,
+   and a sleeper's announce reads that post or a later value). */
+POOL__INLINE uint32_t pool__slots_in_use(pool *p) {
+    return POOL__LOAD(&p->slots_taken, POOL__RELAXED) & POOL__SLOTS_MASK;
+}
+
+POOL__INLINE pool__worker *pool__slot(pool *p, uint32_t k) { return p->workers[p->max_workers + k]; }
+
+POOL__INLINE int pool__is_slot(const pool__worker *w) {
+    return (uint32_t)w->index >= w->home->max_workers;
+}
+
+/* The worker or slot with index `index`, if it exists: a hint read from a
+   job (its thief), which the frames then check. Acquire: pairs with
+   pool__spawn's release; the workers below are set. */
+static pool__worker *pool__worker_at(pool *p, uint32_t index) {
+    if (index < POOL__LOAD(&p->threads_started, POOL__ACQUIRE) ||
+        (index >= p->max_workers && index - p->max_workers < p->num_slots))
+        return p->workers[index];
+    return NULL;
+}
 
 /* The pool whose blocking thread this is, NULL on every other thread. */
 static POOL__THREAD_LOCAL pool *pool__blocking_home;
@@ -1879,7 +1939,7 @@ typedef struct pool__trace_lane {
 struct pool__trace {
     uint64_t start_ns;
     uint64_t id; /* tells a pool from a later one at the same address */
-    int lanes;   /* max_workers + POOL__TRACE_SHARED_LANES */
+    int lanes;   /* pool__trace_own_lanes + POOL__TRACE_SHARED_LANES */
     pool__trace_lane lane[1];
 };
 
@@ -1891,8 +1951,11 @@ static POOL__THREAD_LOCAL struct {
     pool__trace_lane *lane;
 } pool__trace_cache;
 
+/* A lane for each worker and external slot (its index), then the shared ones. */
+static int pool__trace_own_lanes(const pool *p) { return (int)(p->max_workers + p->num_slots); }
+
 static int pool__trace_init(pool *p) {
-    int lanes = (int)p->max_workers + POOL__TRACE_SHARED_LANES;
+    int lanes = pool__trace_own_lanes(p) + POOL__TRACE_SHARED_LANES;
     size_t size = sizeof(struct pool__trace) + (size_t)(lanes - 1) * sizeof(pool__trace_lane);
     p->trace = (struct pool__trace *)pool__alloc_aligned(size, p->user);
     if (!p->trace) return ENOMEM;
@@ -1935,11 +1998,11 @@ static pool__trace_lane *pool__trace_shared_lane(pool *p) {
     if (pool__trace_cache.id == tr->id) return pool__trace_cache.lane;
     /* Acquire, here and in the claim: the previous owner's events (its
        release in pool__trace_release_lane) come before ours. */
-    for (i = (int)p->max_workers; i < tr->lanes && !found; i++)
+    for (i = pool__trace_own_lanes(p); i < tr->lanes && !found; i++)
         if (POOL__LOAD(&tr->lane[i].owner, POOL__ACQUIRE) == me &&
             POOL__LOAD(&tr->lane[i].blocking, POOL__RELAXED) == blocking)
             found = &tr->lane[i];
-    for (i = (int)p->max_workers; i < tr->lanes && !found; i++) {
+    for (i = pool__trace_own_lanes(p); i < tr->lanes && !found; i++) {
         uintptr_t owner = 0;
         if (POOL__LOAD(&tr->lane[i].owner, POOL__RELAXED) == 0 && /* a hint; the CAS decides */
             POOL__CAS(&tr->lane[i].owner, &owner, me, POOL__ACQUIRE, POOL__RELAXED)) {
@@ -1958,7 +2021,7 @@ static void pool__trace_release_lane(pool *p) {
     uintptr_t me = (uintptr_t)&pool__trace_cache;
     int i;
     pool__trace_cache.id = 0;
-    for (i = (int)p->max_workers; i < p->trace->lanes; i++)
+    for (i = pool__trace_own_lanes(p); i < p->trace->lanes; i++)
         if (POOL__LOAD(&p->trace->lane[i].owner, POOL__RELAXED) == me) /* ours: no race */
             POOL__STORE(&p->trace->lane[i].owner, 0, POOL__RELEASE);
 }
@@ -2578,14 +2641,19 @@ static void pool__want_promotion(pool__worker *v) {
     if (!POOL__LOAD(&v->promote_wanted, POOL__RELAXED)) POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
 }
 
-/* ... on every other worker of w's pool. */
-static void pool__want_promotions(pool__worker *w) {
-    pool *p = w->home;
-    /* Acquire: pairs with pool__spawn's release; slots below are set. */
+/* ... on every worker of p and every external slot in use but `except`. */
+static void pool__want_promotions_of(pool *p, const pool__worker *except) {
+    /* Acquire: pairs with pool__spawn's release; the workers below are set. */
     uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i;
+    uint32_t slots = pool__slots_in_use(p);
     for (i = 0; i < n; i++)
-        if (p->workers[i] != w) pool__want_promotion(p->workers[i]);
+        if (p->workers[i] != except) pool__want_promotion(p->workers[i]);
+    for (i = 0; slots >> i; i++)
+        if ((slots >> i & 1) && pool__slot(p, i) != except) pool__want_promotion(pool__slot(p, i));
 }
+
+/* ... on every other worker of w's pool, and the slots in use. */
+static void pool__want_promotions(pool__worker *w) { pool__want_promotions_of(w->home, w); }
 
 /* The heartbeat. While any worker of a pool is busy, its monitor thread
    sets promote_wanted on every worker each heartbeat_ns (pool__heartbeat),
@@ -2610,11 +2678,7 @@ static int pool__any_busy(pool *p) {
     return started > pool__inactive_of(c) + parked;
 }
 
-static void pool__heartbeat(pool *p) {
-    /* Acquire: pairs with pool__spawn's release; slots below are set. */
-    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i;
-    for (i = 0; i < n; i++) pool__want_promotion(p->workers[i]);
-}
+static void pool__heartbeat(pool *p) { pool__want_promotions_of(p, NULL); }
 
 /* A worker of p became busy: the monitor's heartbeat resumes if it had
    stopped (see above). */
@@ -2871,20 +2935,24 @@ static uint32_t pool__random(pool__worker *w) { /* xorshift64* */
     return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
 }
 
-/* One pass over the other workers from a random start, repeated while
-   some steal lost a race (that deque had work). *more says whether the
-   victim had work left after the steal. */
+/* One pass over the other workers and the external slots in use, from a
+   random start, repeated while some steal lost a race (that deque had
+   work). *more says whether the victim had work left after the steal. */
 static pool_task *pool__steal_work(pool__worker *w, int *more) {
     pool *p = w->home;
     uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE); /* pairs with pool__spawn */
+    uint32_t slots = pool__slots_in_use(p), all = n + p->num_slots;
     int contended;
-    if (n < 2) return NULL;
+    if (n < 2 && !slots) return NULL;
     do {
-        uint32_t start = pool__random(w) % n, i;
+        uint32_t start = pool__random(w) % all, i;
         contended = 0;
-        for (i = 0; i < n; i++) {
-            pool__worker *victim = p->workers[(start + i) % n];
+        for (i = 0; i < all; i++) {
+            uint32_t v = (start + i) % all;
+            pool__worker *victim;
             pool_task *t;
+            if (v >= n && !(slots >> (v - n) & 1)) continue;
+            victim = v < n ? p->workers[v] : pool__slot(p, v - n);
             if (victim == w) continue;
             t = pool__deque_steal(&victim->deque, 0, &contended);
             if (t) {
@@ -2979,9 +3047,12 @@ static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
    relaxed reads: a hint, see pool__leave_idle. */
 static int pool__work_visible(pool *p) {
     uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i; /* pairs with pool__spawn */
+    uint32_t slots = pool__slots_in_use(p);
     if (pool__injector_has_work(&p->injector)) return 1;
     for (i = 0; i < n; i++)
         if (pool__deque_len(&p->workers[i]->deque) > 0) return 1;
+    for (i = 0; slots >> i; i++)
+        if ((slots >> i & 1) && pool__deque_len(&pool__slot(p, i)->deque) > 0) return 1;
     return 0;
 }
 
@@ -3281,43 +3352,56 @@ static int pool__belongs(const pool_task *t, const pool__awaited *wt, const pool
     return scope->pool__origin == v && scope->pool__origin_run >= run;
 }
 
-/* A task of a run that is part of what wt waits for (see "Which runs
-   belong"), or NULL: from the thief of a join half, or from any worker for
-   a scope. A stolen task that does not belong is handed to the pool. */
-static pool_task *pool__leapfrog(pool__worker *w, const pool__awaited *wt) {
-    pool *p = w->home;
-    /* Acquire: pairs with pool__spawn's release; slots below are set. */
-    uint32_t end = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i = 0, f;
-    if (wt->thief) {
-        uint32_t thief = POOL__LOAD(wt->thief, POOL__RELAXED); /* a hint: the frames decide */
-        if (thief == 0 || thief > end) return NULL;
-        i = thief - 1, end = thief;
-    }
-    for (; i < end; i++) {
-        pool__worker *v = p->workers[i];
-        if (v == w) continue;
-        for (f = 0; f < POOL__FRAMES; f++) {
-            pool__frame *frame = &v->frames[f];
-            uint64_t run = POOL__LOAD(&frame->run, POOL__ACQUIRE);
-            int contended = 0;
-            pool_task *t;
-            if (!run) break; /* frames are used from 0 up */
-            if (POOL__LOAD(&frame->tag, POOL__ACQUIRE) != wt->tag) continue;
-            t = pool__deque_steal(&v->deque, POOL__LOAD(&frame->base, POOL__ACQUIRE), &contended);
-            /* Not `break`: a deeper run's base can lie below this one's,
-               lowered with the deque by a wait (pool__clamp_run_base). */
-            if (!t) continue;
-            POOL__CHAOS();
-            if (POOL__LOAD(&frame->run, POOL__ACQUIRE) == run && pool__belongs(t, wt, v, run)) {
-                POOL__COUNT(w->stats.jobs_stolen, 1);
-                POOL__TRACE(p, POOL__EV_STEAL, v->index);
-                return t;
-            }
-            pool__hand_off(p, t, t, 1);
-            return NULL;
+/* From worker or slot v, for w: a task of a run of v's tagged with what wt
+   waits for (see "Which runs belong"). Returns it, or NULL; *stop: a task
+   stolen that did not belong was handed to the pool, and the search ends
+   there. */
+static pool_task *pool__leapfrog_from(pool__worker *w, const pool__awaited *wt, pool__worker *v,
+                                      int *stop) {
+    uint32_t f;
+    for (f = 0; f < POOL__FRAMES; f++) {
+        pool__frame *frame = &v->frames[f];
+        uint64_t run = POOL__LOAD(&frame->run, POOL__ACQUIRE);
+        int contended = 0;
+        pool_task *t;
+        if (!run) break; /* frames are used from 0 up */
+        if (POOL__LOAD(&frame->tag, POOL__ACQUIRE) != wt->tag) continue;
+        t = pool__deque_steal(&v->deque, POOL__LOAD(&frame->base, POOL__ACQUIRE), &contended);
+        /* Not `break`: a deeper run's base can lie below this one's,
+           lowered with the deque by a wait (pool__clamp_run_base). */
+        if (!t) continue;
+        POOL__CHAOS();
+        if (POOL__LOAD(&frame->run, POOL__ACQUIRE) == run && pool__belongs(t, wt, v, run)) {
+            POOL__COUNT(w->stats.jobs_stolen, 1);
+            POOL__TRACE(w->home, POOL__EV_STEAL, v->index);
+            return t;
         }
+        pool__hand_off(w->home, t, t, 1);
+        *stop = 1;
+        return NULL;
     }
     return NULL;
+}
+
+/* A task of a run that is part of what wt waits for, or NULL: from the
+   thief of a join half, or for a scope from any worker or slot in use. */
+static pool_task *pool__leapfrog(pool__worker *w, const pool__awaited *wt) {
+    pool *p = w->home;
+    /* Acquire: pairs with pool__spawn's release; the workers below are set. */
+    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), slots, i;
+    pool_task *t = NULL;
+    int stop = 0;
+    if (wt->thief) {
+        uint32_t thief = POOL__LOAD(wt->thief, POOL__RELAXED); /* a hint: the frames decide */
+        pool__worker *v = thief ? pool__worker_at(p, thief - 1) : NULL;
+        return v && v != w ? pool__leapfrog_from(w, wt, v, &stop) : NULL;
+    }
+    for (i = 0; i < n && !t && !stop; i++)
+        if (p->workers[i] != w) t = pool__leapfrog_from(w, wt, p->workers[i], &stop);
+    for (slots = pool__slots_in_use(p), i = 0; slots >> i && !t && !stop; i++)
+        if ((slots >> i & 1) && pool__slot(p, i) != w)
+            t = pool__leapfrog_from(w, wt, pool__slot(p, i), &stop);
+    return t;
 }
 
 /* w is about to park: see "Keeping the CPUs busy". Once it counts as
@@ -3328,17 +3412,20 @@ static pool_task *pool__leapfrog(pool__worker *w, const pool__awaited *wt) {
 static void pool__park_begin(pool__worker *w) {
     pool *p = w->home;
     int64_t left = pool__deque_len(&w->deque);
+    int slot = pool__is_slot(w);
     /* seq_cst: the parker's half of the pair in pool__threads_wanted; the
-       injector load in pool__work_visible is the other. */
-    POOL__FETCH_ADD(&p->parked, 1, POOL__SEQ_CST);
+       injector load in pool__work_visible is the other. A slot's holder is
+       no CPU of the pool's: nobody stands in for it. */
+    if (!slot) POOL__FETCH_ADD(&p->parked, 1, POOL__SEQ_CST);
     POOL__STORE(&w->stats.waits_parked, w->stats.waits_parked + 1, POOL__RELAXED); /* a statistic */
     if (left > 0)
         pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left, 1);
-    else if (pool__work_visible(p))
+    else if (!slot && pool__work_visible(p))
         pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), 1, 0, 1);
 }
 
 static void pool__park_end(pool__worker *w) {
+    if (pool__is_slot(w)) return;
     /* seq_cst: the heartbeat's pair (see the lazy joins section); for the
        spares, a stale count afterwards only starts a thread too many. */
     POOL__FETCH_SUB(&w->home->parked, 1, POOL__SEQ_CST);
@@ -3381,11 +3468,9 @@ static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
    a scope every worker. The thief's index is a hint (relaxed). */
 static void pool__want_help(pool__worker *w, const pool__awaited *wt) {
     uint32_t thief = wt->thief ? POOL__LOAD(wt->thief, POOL__RELAXED) : 0;
-    /* Acquire: pairs with pool__spawn's release; slots below are set. */
-    if (thief && thief <= POOL__LOAD(&w->home->threads_started, POOL__ACQUIRE))
-        pool__want_promotion(w->home->workers[thief - 1]);
-    else
-        pool__want_promotions(w);
+    pool__worker *v = thief ? pool__worker_at(w->home, thief - 1) : NULL;
+    if (v) pool__want_promotion(v);
+    else pool__want_promotions(w);
 }
 
 /* w, a worker of wt->runner, waits: runs what belongs to the wait, yields a
@@ -3464,6 +3549,111 @@ static void pool__wait_join(pool__worker *w, pool__call_job *job) {
     wt.scope = NULL;
     wt.own = &job->task; /* handed off to the injector by a waiter (pool__own_work) */
     pool__wait_in_pool(w, &wt);
+}
+
+/* ------------------------------------------------------------------------ */
+/* External slots: outside callers that do the work                         */
+/*                                                                          */
+/* A thread outside every pool that calls into p (pool_call, pool_join,     */
+/* pool_parallel_for, pool_scope_wait) would otherwise inject its work and  */
+/* block while a worker, woken in the kernel, runs it: for a short call     */
+/* that is most of its cost. Instead it takes one of p's external slots, a  */
+/* worker without a thread of its own, and runs the call as that worker:    */
+/* its joins go on the slot's deque, where p's workers steal them as they   */
+/* steal from each other, it waits by the waiting section's rule, and its   */
+/* index, above every thread's, is pool_worker_index() meanwhile. With      */
+/* every slot taken it injects as before. A thread that is some pool's      */
+/* worker, or holds a slot of another pool, takes none: it waits as such a  */
+/* worker does (see the waiting section).                                   */
+/*                                                                          */
+/* The holder is not one of the pool's CPUs. It is not counted in the sleep */
+/* counters (it never sleeps there: it only waits), and nobody stands in    */
+/* for it when it parks. What it leaves on its deque when it parks is       */
+/* posted with the seq_cst pairing of injected work, as a promotion is      */
+/* (pool__park_begin): a local push's announce has no store-load pair, and  */
+/* a worker falling asleep at that moment may miss the push. For a worker   */
+/* that costs nothing, since it pops the job itself later, but a parked     */
+/* holder pops nothing until it is woken. tests/model/sleep.pml checks it.  */
+/*                                                                          */
+/* The slots taken are bits of one word, taken with a CAS (acquire: the     */
+/* previous holder's writes to the slot, its deque, frames and counters,    */
+/* are seen) and given back with an and (release). A holder gives its slot  */
+/* back with an empty deque: what its call left there (detached tasks,      */
+/* spawns into outer scopes) is handed to the pool first. pool_destroy sets */
+/* POOL__SLOTS_CLOSED, after which no slot is taken, and blocks on the word */
+/* until the holders are done: their calls are accepted work, and run to    */
+/* their end with the workers still there to help.                          */
+/* ------------------------------------------------------------------------ */
+
+/* The external slots of a new pool: 0, or ENOMEM (pool__free_pool frees
+   those made). */
+static int pool__slots_init(pool *p) {
+    uint32_t k;
+    for (k = 0; k < p->num_slots; k++)
+        if (!(p->workers[p->max_workers + k] = pool__worker_new(p, p->max_workers + k)))
+            return ENOMEM;
+    return 0;
+}
+
+/* A free slot of p for the calling thread, or NULL: none is free, or p is
+   being destroyed. */
+static pool__worker *pool__slot_take(pool *p) {
+    /* Relaxed: the CAS decides. */
+    uint32_t taken = POOL__LOAD(&p->slots_taken, POOL__RELAXED), k;
+    for (;;) {
+        if (taken & POOL__SLOTS_CLOSED) return NULL;
+        for (k = 0; k < p->num_slots && (taken >> k & 1); k++) continue;
+        if (k == p->num_slots) return NULL;
+        /* Acquire: pairs with the previous holder's release. */
+        if (POOL__CAS(&p->slots_taken, &taken, taken | (uint32_t)1 << k, POOL__ACQUIRE,
+                      POOL__RELAXED))
+            return pool__slot(p, k);
+    }
+}
+
+/* The holder gives slot w back. Release: pairs with the next holder's
+   acquire, and with pool_destroy's. */
+static void pool__slot_give_back(pool *p, pool__worker *w) {
+    uint32_t bit = (uint32_t)1 << ((uint32_t)w->index - p->max_workers), before;
+    pool_task *t, *first = NULL, *last = NULL;
+    size_t n = 0;
+    POOL_ASSERT(w->run_depth == 0 && w->wait_depth == 0 && !w->lazy_newest);
+    while ((t = pool__deque_pop(&w->deque)) != NULL) {
+        if (last) last->pool__next = t;
+        else first = t;
+        last = t;
+        n++;
+    }
+    if (first) pool__hand_off(p, first, last, n);
+    before = POOL__FETCH_AND(&p->slots_taken, ~bit, POOL__RELEASE);
+    if ((before & POOL__SLOTS_WAITER) && !(before & POOL__SLOTS_MASK & ~bit))
+        pool__wake_all(&p->slots_taken);
+}
+
+/* pool_destroy: no slot is taken from now on; returns once every holder
+   has given its slot back. Acquire: the holders' work, what they handed
+   off included, is seen. */
+static void pool__slots_close(pool *p) {
+    uint32_t taken = POOL__FETCH_OR(&p->slots_taken, POOL__SLOTS_CLOSED, POOL__ACQUIRE);
+    taken |= POOL__SLOTS_CLOSED;
+    while (taken & POOL__SLOTS_MASK) {
+        if (!(taken & POOL__SLOTS_WAITER) &&
+            !POOL__CAS(&p->slots_taken, &taken, taken | POOL__SLOTS_WAITER, POOL__ACQUIRE,
+                       POOL__ACQUIRE))
+            continue;
+        pool__wait(&p->slots_taken, taken | POOL__SLOTS_WAITER);
+        taken = POOL__LOAD(&p->slots_taken, POOL__ACQUIRE);
+    }
+}
+
+/* Runs job on the calling thread, a thread outside every pool, in slot w
+   of p: a run of the slot's, as a worker runs a task it took. */
+static void pool__run_in_slot(pool *p, pool__worker *w, pool__call_job *job) {
+    pool__current = w;
+    POOL__COUNT(w->stats.slot_calls, 1);
+    pool__execute(w, &job->task, 1);
+    pool__current = NULL;
+    pool__slot_give_back(p, w);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -3687,6 +3877,9 @@ static unsigned pool__default_spin_us(void) {
 
 static void pool__free_pool(pool *p) {
     void *user = p->user;
+    uint32_t k;
+    for (k = 0; p->workers && k < p->num_slots; k++)
+        if (pool__slot(p, k)) pool__worker_free(p, pool__slot(p, k));
 #ifdef POOL_TRACE
     pool__trace_free(p);
 #endif
@@ -3736,7 +3929,7 @@ static void pool__sync_free(pool *p) {
 }
 
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
-    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0};
+    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
     pool__cpu_set allowed;
     pool *p;
     size_t n, spares;
@@ -3748,6 +3941,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
         cfg->spin_us > POOL__MAX_SPIN_US ||
         (cfg->heartbeat_us > POOL__MAX_HEARTBEAT_US && cfg->heartbeat_us != POOL_HEARTBEAT_OFF) ||
         (cfg->spawn_throttle > 65535 && cfg->spawn_throttle != POOL_SPAWN_THROTTLE_OFF) ||
+        cfg->external_slots < POOL_EXTERNAL_SLOTS_NONE || cfg->external_slots > POOL__MAX_SLOTS ||
         !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
         return EINVAL;
     pool__call_once(&pool__atfork_once, pool__atfork_register);
@@ -3773,13 +3967,18 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
                                                           : POOL_SPAWN_THROTTLE_DEFAULT;
     p->heartbeat_ns = pool__heartbeat_ns(cfg->heartbeat_us);
     p->max_workers = (uint32_t)(n + spares);
-    p->workers = (pool__worker **)pool__alloc(p->max_workers * sizeof *p->workers, cfg->user);
+    p->num_slots = cfg->external_slots == POOL_EXTERNAL_SLOTS_NONE ? 0
+                   : cfg->external_slots ? (uint32_t)cfg->external_slots
+                                         : POOL_EXTERNAL_SLOTS_DEFAULT;
+    p->workers = (pool__worker **)pool__alloc((p->max_workers + p->num_slots) * sizeof *p->workers,
+                                              cfg->user);
+    if (p->workers) memset(p->workers, 0, (p->max_workers + p->num_slots) * sizeof *p->workers);
     if (cfg->num_cpus) {
         p->cpus = (int *)pool__alloc((size_t)cfg->num_cpus * sizeof(int), cfg->user);
         if (p->cpus) memcpy(p->cpus, cfg->cpus, (size_t)cfg->num_cpus * sizeof(int));
         p->num_cpus = cfg->num_cpus;
     }
-    if (!p->workers || (cfg->num_cpus && !p->cpus) ||
+    if (!p->workers || (cfg->num_cpus && !p->cpus) || pool__slots_init(p) != 0 ||
 #ifdef POOL_TRACE
         pool__trace_init(p) != 0 ||
 #endif
@@ -3792,7 +3991,6 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
         pool__free_pool(p);
         return ENOMEM;
     }
-    memset(p->workers, 0, p->max_workers * sizeof *p->workers);
     p->stack_size = cfg->stack_size;
     strncpy(p->name, cfg->name ? cfg->name : "pool", sizeof p->name - 1);
     p->on_thread_start = cfg->on_thread_start;
@@ -3817,6 +4015,9 @@ static int pool__destroy(pool *p, int skip_optional) {
     /* Refuse new submissions, then close the injector: work accepted
        before the close is taken by a worker or by the drain below. */
     POOL__STORE(&p->closing, 1, POOL__RELEASE); /* read by pool_submit */
+    /* Calls under way in external slots finish first, helped by the
+       workers; later calls are injected, and refused with the injector. */
+    pool__slots_close(p);
     pool__injector_close(&p->injector);
     /* Blocking tasks first: the workers keep running while they finish,
        so a task that waits for one, or that one waits for, completes. */
@@ -3851,18 +4052,25 @@ POOL__IMPL int pool_destroy_fast(pool *p) { return pool__destroy(p, 1); }
 /* Public API: fork-join                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* Runs fn(arg) on p and waits, from a thread that is not a worker of p:
-   the call is injected, and the caller waits as the waiting section says
-   (it runs none of p's other work). */
-static void pool__call_remote(pool *p, pool_fn fn, void *arg) {
+/* Runs fn(arg) on p and waits, from a thread that is not a worker of p: on
+   this thread in an external slot if it is outside every pool and a slot
+   is free (see their section; not with on_worker), else injected, and the
+   caller waits as the waiting section says (it runs none of p's other
+   work). */
+static void pool__call_remote(pool *p, pool_fn fn, void *arg, int on_worker) {
     pool__call_job job;
     pool__awaited wt;
+    pool__worker *slot;
     int awake = 0;
     if (pool__inherited(p)) { /* its threads stayed in the parent */
         fn(arg);
         return;
     }
     pool__call_job_init(&job, fn, arg);
+    if (!on_worker && !pool__current && (slot = pool__slot_take(p)) != NULL) {
+        pool__run_in_slot(p, slot, &job);
+        return;
+    }
     if (pool__inject(p, &job.task, &job.task, 1, 0, &awake) != 0) {
         /* p is being destroyed: its workers may be gone. */
         fn(arg);
@@ -3981,7 +4189,7 @@ POOL__IMPL void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_ar
     } else {
         pool__join_args args;
         args.p = p, args.a = a, args.a_arg = a_arg, args.b = b, args.b_arg = b_arg;
-        pool__call_remote(p, pool__join_trampoline, &args);
+        pool__call_remote(p, pool__join_trampoline, &args, 0);
     }
 }
 
@@ -3989,7 +4197,15 @@ POOL__IMPL void pool_call(pool *p, pool_fn fn, void *arg) {
     if (!fn) return;
     p = pool__resolve(p);
     if (!p || pool__worker_of(p)) fn(arg);
-    else pool__call_remote(p, fn, arg);
+    else pool__call_remote(p, fn, arg, 0);
+}
+
+POOL__IMPL void pool_call_on_worker(pool *p, pool_fn fn, void *arg) {
+    pool__worker *w;
+    if (!fn) return;
+    p = pool__resolve(p);
+    if (!p || ((w = pool__worker_of(p)) != NULL && !pool__is_slot(w))) fn(arg);
+    else pool__call_remote(p, fn, arg, 1);
 }
 
 /* parallel_for: recursive halving on top of join. With grain 0 the split
@@ -4202,7 +4418,7 @@ static int pool__scope_wait_other(pool_scope *s, uint32_t round) {
 /* The owner of the wait for s (see above), in round `round`, waits for its
    tasks and re-arms it. */
 static void pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current, *slot;
     pool__awaited wt;
     /* acq_rel, as in pool__scope_task_done: the acquire sees the effects of
        every task that finished already. */
@@ -4214,8 +4430,17 @@ static void pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
         wt.thief = NULL;
         wt.scope = s;
         wt.own = NULL;
-        if (w && w->home == p) pool__wait_in_pool(w, &wt);
-        else pool__wait_elsewhere(w, &wt, 1);
+        if (w && w->home == p) {
+            pool__wait_in_pool(w, &wt);
+        } else if (!w && (slot = pool__slot_take(p)) != NULL) { /* see the external slots */
+            pool__current = slot;
+            POOL__COUNT(slot->stats.slot_calls, 1);
+            pool__wait_in_pool(slot, &wt);
+            pool__current = NULL;
+            pool__slot_give_back(p, slot);
+        } else {
+            pool__wait_elsewhere(w, &wt, 1);
+        }
     }
     /* Re-arm: the reference back (an or, not a store: a late spawn may
        have counted its task, and given the reference back already; relaxed:
@@ -4411,6 +4636,10 @@ static void pool__trace_write_lane(FILE *f, pool *p, int index, pool__trace_even
     if (index < (int)p->max_workers) {
         tid = index;
         pool__format_thread_name(name, p->name, index, NULL);
+    } else if (index < pool__trace_own_lanes(p)) { /* an external slot: whoever held it */
+        tid = index;
+        pool__format_thread_name(name, p->name, -1, "slot");
+        sprintf(name + strlen(name), "-%d", index - (int)p->max_workers);
     } else if (POOL__LOAD(&lane->blocking, POOL__RELAXED)) {
         tid = POOL__TRACE_BLOCKING_TID + *blocking_lanes;
         pool__format_thread_name(name, p->name, -1, "blk");
@@ -4474,7 +4703,7 @@ POOL__IMPL int pool_num_threads(const pool *p) {
 
 POOL__IMPL int pool_worker_index_limit(const pool *p) {
     pool *r = pool__resolve(p);
-    return r ? (int)r->max_workers : 1;
+    return r ? (int)(r->max_workers + r->num_slots) : 1;
 }
 
 /* Worker w's counters into out. Relaxed loads: each counter is a
@@ -4492,6 +4721,7 @@ static void pool__worker_stats_read(pool__worker *w, pool_worker_stats *out) {
     out->spin_ns = POOL__LOAD(&w->stats.spin_ns, POOL__RELAXED);
     out->joins_promoted = POOL__LOAD(&w->stats.joins_promoted, POOL__RELAXED);
     out->spawns_inline = POOL__LOAD(&w->stats.spawns_inline, POOL__RELAXED);
+    out->slot_calls = POOL__LOAD(&w->stats.slot_calls, POOL__RELAXED);
     out->cpu = POOL__LOAD(&w->cpu, POOL__RELAXED);
 }
 
@@ -4503,9 +4733,10 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
     if (!(p = pool__resolve(cp))) return;
     /* Acquire: pairs with pool__spawn's release; relaxed for the rest. */
     started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
-    for (i = 0; i < started; i++) {
+    for (i = 0; i < started + p->num_slots; i++) { /* the workers, then the external slots */
         pool_worker_stats w;
-        pool__worker_stats_read(p->workers[i], &w);
+        pool__worker_stats_read(i < started ? p->workers[i] : pool__slot(p, i - started), &w);
+        out->slot_calls += w.slot_calls;
         out->jobs_run += w.jobs_run;
         out->jobs_stolen += w.jobs_stolen;
         out->steals_failed += w.steals_failed;
@@ -4540,7 +4771,11 @@ POOL__IMPL int pool_worker_stats_get(const pool *cp, int worker, pool_worker_sta
     memset(out, 0, sizeof *out);
     out->cpu = -1;
     if (!(p = pool__resolve(cp))) return ENOMEM;
-    if (worker < 0 || (uint32_t)worker >= p->max_workers) return EINVAL;
+    if (worker < 0 || (uint32_t)worker >= p->max_workers + p->num_slots) return EINVAL;
+    if ((uint32_t)worker >= p->max_workers) { /* an external slot */
+        pool__worker_stats_read(p->workers[worker], out);
+        return 0;
+    }
     /* Acquire: pairs with pool__spawn's release. */
     out->started = (uint32_t)worker < POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
     if (out->started) pool__worker_stats_read(p->workers[worker], out);

@@ -7,7 +7,7 @@
  *  - a blocking job that submits itself again from its own run: its wait
  *    returns after the last run (the old code reset the reference count,
  *    and the wait parked forever);
- *  - a pool with no thread at all: pool_call(p, f) where f waits on a scope
+ *  - a pool with no thread at all: pool_call_on_worker(p, f) where f waits on a scope
  *    whose task was spawned earlier completes, and so does pool_destroy's
  *    drain of a task that waits on work queued before it (a helper used
  *    to move the whole queue into a private list and park on work in it);
@@ -190,18 +190,18 @@ static void test_threadless(void) {
     printf("  no thread at all: a call that waits on earlier work, the drain, destroy from a task\n");
     threadless = pool_with(2, NO_THREAD_STACK, 0);
 
-    /* pool_call(p, f), f waits on a scope whose task was spawned before. */
+    /* pool_call_on_worker(p, f), f waits on a scope whose task was spawned before. */
     memset(&t, 0, sizeof t);
     t.task.run = flag_run;
     pool_scope_init(&s, threadless);
     CHECK(pool_scope_spawn(&s, &t.task) == 0);
-    pool_call(threadless, wait_scope, &s);
+    pool_call_on_worker(threadless, wait_scope, &s);
     CHECK_EQ_I64(atomic_load(&t.ran), 1);
 
     /* pool_destroy from a task that this thread runs because the pool has
        no worker: EDEADLK, and the pool still works afterwards. */
     destroy_rc = -1;
-    pool_call(threadless, destroy_threadless, NULL);
+    pool_call_on_worker(threadless, destroy_threadless, NULL);
     CHECK_EQ_I64(destroy_rc, EDEADLK);
 
     /* The drain: t1 (spawned last, so taken first) waits on s2, whose task
@@ -330,7 +330,7 @@ static void b_task_run(pool_task *t) {
     (void)t;
     wait_flag(&destroy_begun, 10);
     test_sleep_us(2000); /* the destroying worker is inside pool_destroy now */
-    pool_call(pa, g_fn, NULL);
+    pool_call_on_worker(pa, g_fn, NULL);
 }
 
 static void destroy_b(void *arg) {
@@ -351,7 +351,7 @@ static void test_destroy_other_from_worker(void) {
         CHECK(pool_submit(pb, &bt[i]) == 0);
     }
     destroy_rc = -1;
-    pool_call(pa, destroy_b, NULL);
+    pool_call_on_worker(pa, destroy_b, NULL);
     CHECK_EQ_I64(destroy_rc, 0);
     CHECK_EQ_I64(atomic_load(&g_runs), 4);
     CHECK(pool_destroy(pa) == 0);
@@ -425,7 +425,7 @@ static void test_scope_waiters(void) {
             continue;
         }
         for (i = 0; i < 2; i++) pthread_create(&th[i], NULL, scope_waiter, &wa[i]);
-        if (round == 2) pool_call(p, worker_waiter, &wa[2]); /* a worker waits too */
+        if (round == 2) pool_call_on_worker(p, worker_waiter, &wa[2]); /* a worker waits too */
         for (i = 0; i < 2; i++) pthread_join(th[i], NULL);
         for (i = 0; i < (round == 2 ? 3 : 2); i++) {
             CHECK_EQ_I64(wa[i].status, 0);
@@ -604,7 +604,7 @@ static void test_waits_below_run_base(void) {
     test_watchdog(30, "test_contract: waits below a run's base on a pool that can start no spare");
     printf("  a scope's tasks and a join's half below a run's base, no spare can start\n");
     below_pool = pool_with(1, NO_SPARE_STACK, 0);
-    pool_call(below_pool, below_nop, NULL); /* its one worker runs */
+    pool_call_on_worker(below_pool, below_nop, NULL); /* its one worker runs */
     pool_scope_init(&below_s, below_pool);
     pool_scope_init(&below_s2, below_pool);
     CHECK(pool_submit(below_pool, &below_task_a) == 0);
@@ -694,7 +694,7 @@ static void ontop_case(int kind, const char *what) {
         atomic_store(&ontop_x_status, -1);
         atomic_store(&ontop_root_status, -1);
         atomic_store(&ontop_c_runs, 0);
-        pool_call(ontop_pool, ontop_root, NULL);
+        pool_call_on_worker(ontop_pool, ontop_root, NULL);
         CHECK_EQ_I64(atomic_load(&ontop_root_status), 0);
         CHECK_EQ_I64(atomic_load(&ontop_x_status), EDEADLK);
         CHECK_EQ_I64(atomic_load(&ontop_c_runs), 1);

@@ -48,7 +48,7 @@ static void test_one_thread(void) {
     test_fib_pool = p;
     f.n = 22;
     f.result = 0;
-    pool_call(p, test_fib, &f);
+    pool_call_on_worker(p, test_fib, &f);
     CHECK_EQ_I64(f.result, 17711);
     pool_stats_get(p, &st);
     CHECK_EQ_I64(st.joins_promoted, 0);
@@ -162,7 +162,7 @@ static void test_promote_oldest(void) {
     test_watchdog(60, "test_lazy: promote the oldest lazy half");
     printf("  a join that is asked promotes the oldest lazy half, onto an empty deque only\n");
     lz_pool = test_pool(2);
-    pool_call(lz_pool, lz_root, NULL);
+    pool_call_on_worker(lz_pool, lz_root, NULL);
     CHECK_MSG(!atomic_load(&lz_failed), "the outermost half was not stolen within 10 s");
     for (i = 1; i < 8; i++) CHECK_EQ_I64(atomic_load(&lz_runs[i]), 1);
     CHECK(pool_destroy(lz_pool) == 0);
@@ -322,7 +322,7 @@ static void test_idle_takes(void) {
     idle_pool = test_pool_cfg(&cfg);
     for (attempt = 0; attempt < 5; attempt++) {
         atomic_store(&idle_leaves, 0);
-        pool_call(idle_pool, idle_chain, (void *)(intptr_t)IDLE_CHAIN);
+        pool_call_on_worker(idle_pool, idle_chain, (void *)(intptr_t)IDLE_CHAIN);
         CHECK_EQ_I64(atomic_load(&idle_leaves), IDLE_CHAIN + 1);
         pool_stats_get(idle_pool, &st);
         if (st.joins_promoted > 0 && st.jobs_stolen > 1) break;
@@ -393,7 +393,7 @@ static uint64_t hb_call(pool *p) {
     hb_pool = test_fib_pool = p;
     atomic_store(&hb_b_started, 0);
     atomic_store(&hb_release, 0);
-    pool_call(hb_pool, hb_root, NULL);
+    pool_call_on_worker(hb_pool, hb_root, NULL);
     CHECK_MSG(atomic_load(&hb_b_started), "the outermost half was not stolen within 10 s");
     return hb_promoted;
 }
@@ -450,7 +450,7 @@ static void hr_parked(void *arg) { /* on q, while hr_pool's worker is parked in 
 static void hr_task(void *arg) {
     (void)arg;
     CHECK_MSG(heart_is(hr_pool, 0, 10), "leaving idle did not resume the heartbeat");
-    pool_call(hr_other, hr_parked, NULL);
+    pool_call_on_worker(hr_other, hr_parked, NULL);
     CHECK_MSG(heart_is(hr_pool, 0, 10), "the end of a park did not resume the heartbeat");
 }
 
@@ -465,10 +465,10 @@ static void test_heartbeat_resume(void) {
     hr_pool = test_pool_cfg(&cfg);
     cfg.heartbeat_us = POOL_HEARTBEAT_OFF;
     hr_other = test_pool_cfg(&cfg);
-    pool_call(hr_pool, nop_fn, NULL); /* starts a worker, and with it the monitor */
+    pool_call_on_worker(hr_pool, nop_fn, NULL); /* starts a worker, and with it the monitor */
     for (round = 0; round < 20; round++) {
         CHECK_MSG(heart_is(hr_pool, 1, 10), "the heartbeat did not stop in an idle pool");
-        pool_call(hr_pool, hr_task, NULL);
+        pool_call_on_worker(hr_pool, hr_task, NULL);
     }
     CHECK(pool_destroy(hr_pool) == 0);
     CHECK(pool_destroy(hr_other) == 0);

@@ -30,7 +30,7 @@ static void burst(pool *p) {
     test_fib_arg f;
     test_fib_pool = p;
     f.n = 22;
-    pool_call(p, test_fib, &f);
+    pool_call_on_worker(p, test_fib, &f);
     CHECK_EQ_I64(f.result, 17711);
 }
 
@@ -68,7 +68,7 @@ static void test_long_budget(void) {
     before = stats(p);
     for (round = 0; round < 20; round++) {
         test_sleep_us(2000);
-        pool_call(p, nothing, NULL);
+        pool_call_on_worker(p, nothing, NULL);
     }
     after = stats(p);
     CHECK_MSG(after.sleeps == before.sleeps, "%" PRIu64 " sleeps within the budget",

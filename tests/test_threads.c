@@ -118,7 +118,7 @@ static void check_pool_threads(const char *prefix, const char *expected_prefix, 
     root.p = p, root.pr = &pr, root.depth = FAN_DEPTH;
     /* Work until every worker has started (lazily, on demand). */
     do {
-        pool_call(p, fan_out, &root);
+        pool_call_on_worker(p, fan_out, &root); /* the workers' stacks and hooks */
         rounds++;
         pool_stats_get(p, &st);
     } while (st.threads_started < (uint64_t)n && rounds < 2000);
@@ -179,7 +179,7 @@ static void check_lazy_start(void) {
     CHECK(pool_create(&p, &cfg) == 0);
     if (!p) exit(2);
     CHECK_EQ_I64((pool_stats_get(p, &st), st.threads_started), 0);
-    pool_call(p, nothing, NULL);
+    pool_call_on_worker(p, nothing, NULL);
     CHECK_EQ_I64((pool_stats_get(p, &st), st.threads_started), 1);
     for (i = 0; i < LAZY_TASKS; i++) {
         tasks[i] = (pool_task)POOL_TASK_INIT(lazy_sleep);
@@ -212,7 +212,7 @@ static void default_task(void *arg) {
 static void *racer(void *arg) {
     (void)arg;
     pthread_barrier_wait(&start_line);
-    pool_call(NULL, default_task, NULL);
+    pool_call_on_worker(NULL, default_task, NULL);
     if (pool_num_threads(NULL) == DEFAULT_THREADS) atomic_fetch_add(&default_threads_seen, 1);
     return NULL;
 }

@@ -278,11 +278,11 @@ static void other_thread(void) {
     pool_config cfg;
     pool_scope s;
     pool_scope_init(&s, p); /* outside every pool */
-    pool_call(p, spawn_queued, &s);
+    pool_call_on_worker(p, spawn_queued, &s);
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 1;
     q = test_pool_cfg(&cfg);
-    pool_call(q, made_on_other_pool, NULL);
+    pool_call_on_worker(q, made_on_other_pool, NULL);
     CHECK(pool_destroy(q) == 0);
 }
 
@@ -366,12 +366,12 @@ static void unstarted_thread(void) {
     cfg.num_threads = 2;
     cfg.stack_size = STARVED_STACK;
     starved = test_pool_cfg(&cfg);
-    pool_call(starved, spawn_starved, NULL);
+    pool_call_on_worker(starved, spawn_starved, NULL);
     CHECK(pool_destroy(starved) == 0);
     cfg.stack_size = 0;
     cfg.on_thread_start = hold_start;
     starved = test_pool_cfg(&cfg);
-    pool_call(starved, spawn_while_held, NULL);
+    pool_call_on_worker(starved, spawn_while_held, NULL);
     CHECK(pool_destroy(starved) == 0);
 }
 
@@ -434,15 +434,15 @@ static void throttle_off(void) {
     cfg.num_threads = 1;
     cfg.spawn_throttle = POOL_SPAWN_THROTTLE_OFF;
     configured = test_pool_cfg(&cfg);
-    pool_call(configured, spawn_three, &ran_at_once);
+    pool_call_on_worker(configured, spawn_three, &ran_at_once);
     CHECK_EQ_I64(ran_at_once, 0);
     CHECK(pool_destroy(configured) == 0);
     cfg.spawn_throttle = 2;
     configured = test_pool_cfg(&cfg);
-    pool_call(configured, spawn_three, &ran_at_once);
+    pool_call_on_worker(configured, spawn_three, &ran_at_once);
     CHECK_EQ_I64(ran_at_once, 1);
     CHECK(pthread_create(&waiter, NULL, wait_slow_scope, NULL) == 0);
-    pool_call(configured, spawn_slow, NULL);
+    pool_call_on_worker(configured, spawn_slow, NULL);
     CHECK(pthread_join(waiter, NULL) == 0);
     CHECK(pool_destroy(configured) == 0);
 }
@@ -458,25 +458,25 @@ int main(void) {
 
     printf("  from_origin: %d spawns from the scope's body, the first %d queued\n", FLAT, QUEUED);
     before = inline_count();
-    pool_call(p, from_origin, NULL);
+    pool_call_on_worker(p, from_origin, NULL);
     CHECK_EQ_I64(inline_count() - before, FLAT - QUEUED);
 
     printf("  respawn: a chain of %d tasks spawning into their own scope\n", CHAIN);
-    pool_call(p, respawn, NULL);
+    pool_call_on_worker(p, respawn, NULL);
 
     printf("  outer_scope: a task run at once spawns into the outer scope\n");
     before = inline_count();
-    pool_call(p, outer_scope, NULL);
+    pool_call_on_worker(p, outer_scope, NULL);
     CHECK_EQ_I64(inline_count() - before, 1);
 
     printf("  own_scope: a task run at once waits for its own scope\n");
-    pool_call(p, own_scope, NULL);
+    pool_call_on_worker(p, own_scope, NULL);
 
     printf("  other_thread: scopes made outside the pool and on another pool's worker\n");
     other_thread();
 
     printf("  idle_worker: with a worker idle, spawns are queued\n");
-    pool_call(p, idle_worker, NULL);
+    pool_call_on_worker(p, idle_worker, NULL);
 
     printf("  unstarted_thread: with a thread of the pool not started, spawns are queued\n");
     unstarted_thread();

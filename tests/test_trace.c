@@ -164,7 +164,14 @@ static void test_real_run(const char *path) {
                   "tid %lld", (long long)l->tid);
     }
     CHECK_EQ_I64(injected, st.jobs_injected);
-    CHECK(injected >= 1 + 50 + 64);
+    CHECK(injected >= 50 + 64); /* the spawns and the batch; the call ran in a slot */
+    /* The call from outside, and the scope's wait, in external slot 0. */
+    l = trace_lane_find(&s, 1, limit - POOL_EXTERNAL_SLOTS_DEFAULT);
+    CHECK_MSG(l != NULL, "no lane for external slot 0");
+    if (l) {
+        CHECK_MSG(strcmp(l->name, "pool-slot-0") == 0, "%s", l->name);
+        CHECK(l->jobs >= 1);
+    }
     CHECK_EQ_I64(s.total.blocking, 1);
     trace_summary_free(&s);
     free(json);

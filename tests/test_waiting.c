@@ -14,7 +14,7 @@
  *     it. The deepest nesting of waits on any thread (pool_stats'
  *     wait_depth_max) must stay within the tree's depth plus a constant.
  *  2. deadlock through a blocking job: F runs on worker X because blocking
- *     job J called pool_call(A, F); F's join half is stolen; task W waits
+ *     job J called pool_call_on_worker(A, F); F's join half is stolen; task W waits
  *     for J. Under the old rule X picked up W while waiting for the half:
  *     W waits for J, J for F, F lies under W on X's stack.
  *  3. the same cycle with fork-join alone: F is called by a task T of a
@@ -72,7 +72,7 @@ static void tree(void *arg) {
         memset((char *)pad, n->depth, sizeof pad);
         atomic_init(&inner, 0);
         if (n->kind == LEAF_CALL) {
-            pool_call(pool_b, tiny, &inner);
+            pool_call_on_worker(pool_b, tiny, &inner);
         } else {
             pool_blocking_job job = POOL_BLOCKING_JOB_INIT(blocking_tiny);
             if (pool_submit_blocking_job(pool_a, &job) == 0) {
@@ -109,7 +109,7 @@ static void test_nesting(enum leaf_kind kind, int threads, int depth) {
     pool_b = test_pool(threads);
     atomic_init(&leaves, 0);
     root.depth = depth, root.kind = kind, root.leaves = &leaves;
-    pool_call(pool_a, tree, &root);
+    pool_call_on_worker(pool_a, tree, &root);
     CHECK_EQ_I64(atomic_load(&leaves), (int64_t)1 << depth);
 #ifndef TEST_BASELINE
     {
@@ -165,7 +165,7 @@ static pool_blocking_job job_j;
 
 static void j_run(pool_blocking_job *job) {
     (void)job;
-    pool_call(pool_a, f_join, NULL);
+    pool_call_on_worker(pool_a, f_join, NULL);
 }
 
 typedef struct w_task {
@@ -221,7 +221,7 @@ typedef struct t_task {
 
 static void t_run(pool_task *t) {
     (void)t;
-    pool_call(pool_a, f_join, NULL);
+    pool_call_on_worker(pool_a, f_join, NULL);
 }
 
 static void test_cycle_scope(void) {
@@ -307,7 +307,7 @@ static void busy_waiter(void *arg) {
         CHECK(pool_submit(pool_a, &busy[i].task) == 0);
     }
     atomic_store(&busy_waiting, 1);
-    pool_call(pool_b, b_long, NULL);
+    pool_call_on_worker(pool_b, b_long, NULL);
     atomic_store(&busy_waiting, 0);
 }
 
@@ -319,7 +319,7 @@ static void test_busy_while_waiting(void) {
     pool_a = test_pool(2);
     pool_b = test_pool(1);
     for (i = 0; i < 64; i++) atomic_init(&busy_threads[i], 0);
-    pool_call(pool_a, busy_waiter, NULL);
+    pool_call_on_worker(pool_a, busy_waiter, NULL);
     while (atomic_load(&busy_total) < BUSY_TASKS) test_sleep_us(1000);
     for (i = 0; i < 64; i++) threads += atomic_load(&busy_threads[i]) > 0;
     printf("    %d of %d tasks ran while the worker waited, on %d threads; %d on the waiter\n",
@@ -375,12 +375,12 @@ static void park_with_task_queued(void *arg) {
     memset(&spare_task, 0, sizeof spare_task);
     spare_task.run = spare_task_run;
     CHECK(pool_submit(pool_a, &spare_task) == 0);
-    pool_call(pool_b, b_waits_for_spare_task, NULL);
+    pool_call_on_worker(pool_b, b_waits_for_spare_task, NULL);
 }
 
 static void *call_park_with_task_queued(void *arg) {
     (void)arg;
-    pool_call(pool_a, park_with_task_queued, NULL);
+    pool_call_on_worker(pool_a, park_with_task_queued, NULL);
     return NULL;
 }
 
@@ -392,7 +392,7 @@ static void test_spare_while_spawn_locked(void) {
     printf("  a worker parks while another thread holds the spawn lock: its spare still starts\n");
     pool_a = test_pool(1);
     pool_b = test_pool(1);
-    pool_call(pool_a, nop, NULL); /* A's worker is running */
+    pool_call_on_worker(pool_a, nop, NULL); /* A's worker is running */
     atomic_store(&spare_task_ran, 0);
     atomic_store(&spare_task_ran_in_wait, 0);
     pool__mutex_lock(&pool_a->spawn_lock);
@@ -417,7 +417,7 @@ static void test_spare_after_spawn_unlock(void) {
     test_watchdog(60, "test_waiting: a spare asked for while the spawn lock was held");
     printf("  a poster finds the spawn lock held: the holder starts the spare after its unlock\n");
     pool_a = test_pool(1);
-    pool_call(pool_a, nop, NULL); /* A's worker is running */
+    pool_call_on_worker(pool_a, nop, NULL); /* A's worker is running */
     pool__mutex_lock(&pool_a->spawn_lock);
     started = pool_a->threads_started; /* what the holder saw: nothing to start */
     CHECK_EQ_I64(started, 1);
@@ -459,7 +459,7 @@ static void cyc_task(void *arg) {
        pool: one through a join, one through a call. */
     if (pool_submit_blocking_job(c->here, &job) == 0) CHECK(pool_wait_blocking_job(&job) == 0);
     pool_join(c->there, cyc_task, &a, cyc_task, &b);
-    pool_call(c->there, cyc_task, &b);
+    pool_call_on_worker(c->there, cyc_task, &b);
     c->leaves = a.leaves + b.leaves;
 }
 
@@ -474,7 +474,7 @@ static void *cyc_main(void *arg) {
     int r;
     for (r = 0; r < s->repeats; r++) {
         cyc t = s->root;
-        pool_call(t.here, cyc_task, &t);
+        pool_call_on_worker(t.here, cyc_task, &t);
         if (t.leaves != (1L << t.depth)) s->wrong++;
     }
     return NULL;
