@@ -61,10 +61,17 @@
 
    Every one of these may be called from any thread: a worker of the same
    pool (the work goes to that worker's own deque), a thread outside every
-   pool (the work is injected and the caller blocks without spinning), or
-   a worker of another pool (it blocks too, and its own pool starts a
+   pool, or a worker of another pool (it blocks, and its own pool starts a
    spare thread for its queued work meanwhile, so pools may call into each
-   other without deadlock).
+   other without deadlock). A thread outside every pool that calls
+   pool_call, pool_join, pool_parallel_for or pool_scope_wait works: it
+   takes one of the pool's external slots (external_slots, 4 by default)
+   and runs the call itself as a worker would, the workers stealing what
+   it forks; pool_worker_index() then returns the slot's index. With every
+   slot taken, and for submissions and spawns, its work is injected and it
+   blocks without spinning. pool_call_on_worker runs a function on a
+   worker thread, for code that needs the workers' stack size, pinning or
+   thread hooks.
 
    WAITING
 
@@ -225,6 +232,12 @@
                       every spawn is queued,
                       for a program whose tasks wait for what their
                       spawner does after the spawn.
+     external_slots   how many threads outside the pool may work in it at
+                      once (see pool_call), 1 to 30; 0:
+                      POOL_EXTERNAL_SLOTS_DEFAULT (4; define it before the
+                      implementation to change it); POOL_EXTERNAL_SLOTS_NONE:
+                      every call from outside runs on a worker while its
+                      caller blocks.
      cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
                       copied). Linux and Windows (CPUs 0-63 of the
                       thread's processor group); elsewhere, and for a CPU
@@ -235,8 +248,10 @@
    LOOKING INSIDE
      pool_worker_index()              the calling thread's index in its
                       pool: a worker's is below num_threads, a spare's
-                      from there up to pool_worker_index_limit(p); -1 on
-                      other threads. Size per-thread arrays by the limit.
+                      from there up, and an outside caller's working in an
+                      external slot the slot's, the last external_slots
+                      below pool_worker_index_limit(p); -1 on other
+                      threads. Size per-thread arrays by the limit.
      pool_stats_get(p, &s)            totals (see struct pool_stats)
      pool_worker_stats_get(p, i, &w)  worker i's counters and pinned CPU
      pool_stats_print(p, stderr)      both, formatted for a terminal
@@ -278,6 +293,9 @@
      POOL_SPAWN_THROTTLE_DEFAULT
                           the least spawn throttle of pools that leave
                           spawn_throttle 0, 1 to 65535 (8)
+     POOL_EXTERNAL_SLOTS_DEFAULT
+                          the external slots of pools that leave
+                          external_slots 0, 0 to 30 (4)
      POOL_NO_STATS        compile out the workers' counters (the fork-join
                           path then does not touch them; their stats read 0)
      POOL_CHAOS           testing only: random yields and short sleeps at
@@ -289,7 +307,9 @@
        thieves chosen at random. The buffer grows; old buffers are retired,
        never freed while thieves may read them, and freed by pool_destroy.
      - Work from outside the pool goes into a lock-free Treiber stack that a
-       worker empties with one atomic exchange (ABA-free by construction).
+       worker empties with one atomic exchange (ABA-free by construction),
+       unless its caller works in an external slot: a deque like a
+       worker's, with no thread of its own.
      - Sleep follows rayon's protocol: one 64-bit counter word (sleeping,
        inactive, jobs event counter), a 4-state latch per worker (UNSET,
        SLEEPY, SLEEPING, SET) that doubles as its futex word, progressive

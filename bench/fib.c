@@ -13,7 +13,8 @@
  * Every variant is timed RUNS times, interleaved, and the median is reported. Each run starts the
  * pool's recursion at another stack offset (bench_call_shifted in bench.h says why).
  * Each THREADS value gets its own explicit pool (pool_config.num_threads); the recursion is
- * started with pool_call so that it runs entirely on the pool's workers.
+ * started with pool_call_on_worker so that it runs entirely on the pool's workers (pool_call from
+ * main would run the root in an external slot, on main, beside THREADS workers).
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -95,7 +96,7 @@ static uint64_t run_once(pool *p, int natural, unsigned n, int run, uint64_t *cp
     w0 = bench_now_ns();
     c0 = bench_cpu_ns();
     if (p)
-        pool_call(p, bench_call_shifted, &shifted); /* the whole recursion runs on p's workers */
+        pool_call_on_worker(p, bench_call_shifted, &shifted); /* the whole recursion runs on p's workers */
     else if (natural)
         root.result = (uint64_t)fib_natural((int)natural_n);
     else

@@ -125,7 +125,7 @@ int main(int argc, char **argv)
             struct bench_fib root;
             root.n = BURST_FIB;
             root.result = 0;
-            pool_call(bench_fib_pool_target, bench_fib_pool, &root);
+            pool_call_on_worker(bench_fib_pool_target, bench_fib_pool, &root);
             if (root.result != BURST_FIB_VALUE) {
                 fprintf(stderr, "idle: FAILED: fib(%u) = %" PRIu64 ", expected %u\n", BURST_FIB,
                         root.result, BURST_FIB_VALUE);

@@ -26,7 +26,7 @@
  *   above; both are checked on every run.
  *
  * Here the tasks are pool_tasks embedded in a struct, one array of up to N per call of solve, on
- * that call's stack: no allocation. The whole recursion starts with pool_call from the main thread
+ * that call's stack: no allocation. The whole recursion starts with pool_call_on_worker from the main thread
  * so that it runs on the pool's workers. Two serial baselines run in the same rounds: the natural
  * code a C programmer writes (a recursive function of the four values that returns the number
  * of solutions below, at -O2; the ratios "x natural" are against it), and the same recursion as
@@ -186,7 +186,7 @@ static uint64_t run_once(pool *p, enum variant v, uint64_t expected_calls)
     g_pool = p;
     t0 = bench_now_ns();
     if (v == POOL) {
-        pool_call(p, solve_pool_root, &root);
+        pool_call_on_worker(p, solve_pool_root, &root);
     } else if (v == PLAIN) {
         solve_plain(&root);
     } else {

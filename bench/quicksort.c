@@ -28,7 +28,7 @@
  *   WL_QUICKSORT_CHECKSUM_10M in bench/peers/workloads.h (a property of the sorted output alone,
  *   so any correct sort gives it). The input, the partition and the checks are that file's.
  *
- * The parallel sort starts with pool_call from the main thread, so it runs on the workers. The
+ * The parallel sort starts with pool_call_on_worker from the main thread, so it runs on the workers. The
  * baseline is the same recursion with two direct calls instead of pool_join, on the main thread.
  *
  * Timing: one warm-up round, then RUNS rounds of {plain, pool}; before each run the input is
@@ -109,7 +109,7 @@ static uint64_t run_once(pool *p, uint32_t *a, size_t n, uint64_t *checksum)
     bench_sleep_ns(SETTLE_NS);
     t0 = bench_now_ns();
     if (p)
-        pool_call(p, sort_pool, &all);
+        pool_call_on_worker(p, sort_pool, &all);
     else
         sort_plain(&all);
     t1 = bench_now_ns();

@@ -63,7 +63,7 @@ static double per_level(void (*fn)(void *)) {
     chain c;
     c.fn = fn;
     c.top = c.deepest = 0;
-    pool_call(g_pool, run_chain, &c); /* on the worker, whose stack is the pool's */
+    pool_call_on_worker(g_pool, run_chain, &c); /* on the worker, whose stack is the pool's */
     return (double)(c.top - c.deepest) / DEPTH;
 }
 

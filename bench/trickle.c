@@ -176,7 +176,7 @@ static void start_all_threads(pool *p)
     bench_fib_pool_target = p;
     do {
         struct bench_fib root = { 20, 0 };
-        pool_call(p, bench_fib_pool, &root);
+        pool_call_on_worker(p, bench_fib_pool, &root);
         if (root.result != 6765) {
             fprintf(stderr, "trickle: FAILED: fib(20) = %" PRIu64 "\n", root.result);
             exit(1);

@@ -28,7 +28,7 @@
  * range of one child visits that child, a longer range joins its two halves -- so every child is
  * its own job, which is what par_iter over the children does in Rayon, with children-1 joins per
  * node. The other natural form runs too: one scope per node, each child a spawned task (what an
- * OpenMP program writes with a taskgroup per node). Both walks start with pool_call from the main
+ * OpenMP program writes with a taskgroup per node). Both walks start with pool_call_on_worker from the main
  * thread so that they run on the workers. Baseline: the plain recursion, a loop over the
  * children, on the main thread.
  *
@@ -201,9 +201,9 @@ static uint64_t run_once(enum variant v, pool *p, uint64_t expected, uint64_t *n
     g_pool = p;
     t0 = bench_now_ns();
     if (v == JOIN)
-        pool_call(p, walk_pool_root, &t);
+        pool_call_on_worker(p, walk_pool_root, &t);
     else if (v == SCOPE)
-        pool_call(p, walk_scope_root, &t);
+        pool_call_on_worker(p, walk_scope_root, &t);
     else
         walk_plain(ROOT_ID, 0, &t);
     t1 = bench_now_ns();

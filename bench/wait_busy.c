@@ -88,7 +88,7 @@ static uint64_t one_run(enum variant v) {
     cpu0 = bench_cpu_ns();
     wall0 = bench_now_ns();
     deadline_ns = wall0 + 300000000;
-    pool_call(pool_a, waiting_task, &v);
+    pool_call_on_worker(pool_a, waiting_task, &v);
     while (__atomic_load_n(&done_tasks, __ATOMIC_ACQUIRE) < tasks) bench_sleep_ns(100000);
     wall = bench_now_ns() - wall0;
     return (bench_cpu_ns() - cpu0) * 1000 / wall;

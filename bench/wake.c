@@ -1,8 +1,9 @@
 /* bench/wake.c -- how fast an idle pool wakes up for work that trickles in.
  *
  * ROUNDS times: sleep 2 ms so the pool goes idle, then from the main thread (not a worker)
- * pool_call a tiny function that only records when it started. Reported: the latency from just
- * before pool_call to the moment the task starts (both read from CLOCK_MONOTONIC, which is the
+ * pool_call_on_worker a tiny function that only records when it started (pool_call would run it
+ * on main, in an external slot, and wake nobody). Reported: the latency from just
+ * before the call to the moment the task starts (both read from CLOCK_MONOTONIC, which is the
  * same clock on every thread), the round trip until pool_call returns, the CPU the process burned
  * meanwhile, and how the pool's sleep/wake counters moved. For scale, the same rounds handed to a
  * plain thread blocked on a pthread condition variable give the operating system's floor.
@@ -52,7 +53,7 @@ static void one_round(pool *p, int round, uint64_t *start_ns, uint64_t *trip_ns)
     probe.echo = 0;
     probe.started_ns = 0;
     t0 = bench_now_ns();
-    pool_call(p, tiny_task, &probe);
+    pool_call_on_worker(p, tiny_task, &probe);
     t1 = bench_now_ns();
     if (probe.echo != probe.seq || probe.started_ns < t0 || probe.started_ns > t1) {
         fprintf(stderr, "wake: FAILED: round %d: task echo %" PRIu64 " (want %" PRIu64 "), "

@@ -66,6 +66,19 @@ static void rows_create_destroy(void) {
     CHECK_EQ_I64(pool_create(&p, &cfg), 0);
     CHECK_EQ_I64(pool_destroy(p), 0);
     cfg.spawn_throttle = 0;
+    cfg.external_slots = 31;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: external_slots over 30 */
+    cfg.external_slots = POOL_EXTERNAL_SLOTS_NONE - 1;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* ... or below -1 */
+    cfg.external_slots = 30; /* the most: accepted */
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    CHECK_EQ_I64(pool_worker_index_limit(p), pool_num_threads(p) + 256 + 30);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    cfg.external_slots = POOL_EXTERNAL_SLOTS_NONE; /* none: accepted */
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    CHECK_EQ_I64(pool_worker_index_limit(p), pool_num_threads(p) + 256);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    cfg.external_slots = 0;
     cfg.stack_size = 1;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: stack_size refused */
     cfg.stack_size = SIZE_MAX; /* accepted by pthread_attr_setstacksize, refused by pthread_create */
@@ -93,7 +106,10 @@ static void destroy_from_blocking(pool_blocking_job *job) {
 static void rows_deadlock(void) {
     pool_blocking_job job = POOL_BLOCKING_JOB_INIT(destroy_from_blocking);
     deadlock_pool = test_pool(2);
-    pool_call(deadlock_pool, destroy_from_worker, NULL);
+    pool_call(deadlock_pool, destroy_from_worker, NULL); /* in an external slot */
+    CHECK_EQ_I64(deadlock_rc[0], EDEADLK);
+    deadlock_rc[0] = -1;
+    pool_call_on_worker(deadlock_pool, destroy_from_worker, NULL);
     CHECK(pool_submit_blocking_job(deadlock_pool, &job) == 0);
     CHECK_EQ_I64(pool_wait_blocking_job(&job), 0);
     CHECK_EQ_I64(deadlock_rc[0], EDEADLK);
@@ -107,6 +123,7 @@ static void rows_fork_join(pool *p) {
     pool_join(p, count_call, NULL, NULL, NULL);
     pool_join(p, NULL, NULL, count_call, NULL);
     pool_call(p, NULL, NULL); /* row: call with NULL fn */
+    pool_call_on_worker(p, NULL, NULL);
     CHECK_EQ_I64(atomic_load(&calls), 2);
     atomic_store(&calls, 0);
     pool_parallel_for(p, 5, 5, 0, count_range, NULL); /* row: empty range */

@@ -3,7 +3,9 @@
  *     cc -O3 -pthread bench/peers/pool_h.c -o pool_h-bench
  *     ./pool_h-bench WORKLOAD THREADS [SIZE]
  *
- * One pool with num_threads = THREADS. The main thread is not a worker: fork-join work enters
+ * One pool with num_threads = THREADS and no external slots (POOL_EXTERNAL_SLOTS_NONE), so that
+ * THREADS threads do the work, as in the other runtimes: with a slot, the main thread would work
+ * beside THREADS workers. The main thread is not a worker: fork-join work enters
  * the pool with pool_call (the main thread blocks until it is done), the loop with
  * pool_parallel_for from the main thread, the submit workload's tasks with pool_scope_spawn from
  * the main thread into one scope and pool_scope_wait, and the wake rounds' tasks with
@@ -30,6 +32,7 @@ static void rt_init(int threads)
 
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = threads;
+    cfg.external_slots = POOL_EXTERNAL_SLOTS_NONE;
     err = pool_create(&g_pool, &cfg);
     if (err) {
         fprintf(stderr, "pool.h: pool_create failed: %s\n", strerror(err));

@@ -1,7 +1,10 @@
 #!/bin/sh
 # tests/model/check.sh [exhaustive|bitstate] - model-checks with spin the
 # sleep protocol (tests/model/sleep.pml, 3 workers and 2 posters; with a
-# worker promoting lazy join halves, 2 workers, every state), the
+# worker promoting lazy join halves, 2 workers, every state; with an
+# external slot's holder that pushes jobs and parks, leaving them to the
+# workers, 2 workers every state; with a poster too, bitstate; both that
+# and 3 workers every state in exhaustive mode), the
 # heartbeat's stop and resume (tests/model/heart.pml, every state), and a
 # worker parked in a wait with the spare that stands in for it
 # (tests/model/park.pml), and threads waiting on one scope at once and
@@ -12,7 +15,8 @@
 #
 #   exhaustive  (make model) every state: about 80 million for the sleep
 #               protocol (2 minutes and 4.2 GB of memory here), 60 million
-#               for a 2-thread pool with a parked worker
+#               for a 2-thread pool with a parked worker, 50 million for 3
+#               workers and a slot's holder (2 minutes, 3 GB)
 #   bitstate    (CI) the same searches with bitstate hashing: 99.9% of the
 #               states in 260 MB and under a minute each, not a proof; the
 #               1-thread park model exhaustively (under a million states)
@@ -60,6 +64,14 @@ verify "planted promotion that announces but wakes nobody is found" 1 \
     "-DPROMOTER -DBROKEN_ANNOUNCE -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DLAZY=2" "" ""
 verify "lazy joins promoted while the others fall asleep, every state (2 workers, 1 poster, 2 halves)" 0 \
     "-DPROMOTER -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DLAZY=2" "" ""
+verify "planted slot holder that parks without posting its deque is found (2 workers, 2 jobs)" 1 \
+    "-DSLOT -DBROKEN_SLOT_PARK -DWORKERS=2 -DPOSTERS=0 -DSLOTJOBS=2" "" ""
+verify "planted slot holder that posts its deque with no store-load barrier is found" 1 \
+    "-DSLOT -DBROKEN_SLOT_BARRIER -DWORKERS=2 -DPOSTERS=0 -DSLOTJOBS=2" "" ""
+verify "planted searches that skip the slot's deque are found" 1 \
+    "-DSLOT -DBROKEN_SLOT_SCAN -DWORKERS=2 -DPOSTERS=0 -DSLOTJOBS=2" "" ""
+verify "a parked slot holder's jobs run while the workers fall asleep, every state (2 workers, 2 jobs)" 0 \
+    "-DSLOT -DWORKERS=2 -DPOSTERS=0 -DSLOTJOBS=2" "" ""
 verify "planted worker that reads heart_idle before it counts itself busy is found" 1 \
     "-DBROKEN_ORDER" "" "" heart.pml
 verify "planted monitor that blocks without looking again is found" 1 \
@@ -98,6 +110,10 @@ exhaustive)
         "-DPROMOTER -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DLAZY=3" "-DCOLLAPSE" ""
     verify "sleep protocol, every state (3 workers, 2 posters)" 0 \
         "-DWORKERS=3 -DPOSTERS=2 -DJOBS=1" "-DCOLLAPSE -DMEMLIM=8000" ""
+    verify "a parked slot holder's jobs, every state (2 workers, 1 poster, 2 jobs in the slot)" 0 \
+        "-DSLOT -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DSLOTJOBS=2" "-DCOLLAPSE" ""
+    verify "a parked slot holder's jobs, every state (3 workers, 2 jobs in the slot)" 0 \
+        "-DSLOT -DWORKERS=3 -DPOSTERS=0 -DSLOTJOBS=2" "-DCOLLAPSE -DMEMLIM=8000" ""
     verify "a parked worker's stand-in, every state (2 threads and 1 spare, 2 posters)" 0 \
         "-DNUM_THREADS=2 -DMAX_WORKERS=3 -DPOSTERS=2" "-DCOLLAPSE -DMEMLIM=8000" "" park.pml
     verify "3 threads spawning and waiting twice each on one scope, every state" 0 \
@@ -106,6 +122,8 @@ exhaustive)
 bitstate)
     verify "sleep protocol, bitstate search (3 workers, 2 posters)" 0 \
         "-DWORKERS=3 -DPOSTERS=2 -DJOBS=1" "-DBITSTATE" "-w31"
+    verify "a parked slot holder's jobs, bitstate search (2 workers, 1 poster, 2 jobs in the slot)" 0 \
+        "-DSLOT -DWORKERS=2 -DPOSTERS=1 -DJOBS=1 -DSLOTJOBS=2" "-DBITSTATE" "-w31"
     verify "a parked worker's stand-in, bitstate search (2 threads and 1 spare, 2 posters)" 0 \
         "-DNUM_THREADS=2 -DMAX_WORKERS=3 -DPOSTERS=2" "-DBITSTATE" "-w31" park.pml
     ;;
