@@ -6,7 +6,9 @@
  *    chains of joins whose second halves fork no further (the shape whose
  *    lazy halves are promoted as the chain unwinds); at 16 threads halves
  *    must have been promoted and stolen;
- *  - outside callers: 32 threads at once calling join trees into the pool;
+ *  - outside callers: 32 threads at once calling join trees into the pool,
+ *    the first 4 in its external slots (the workers steal from them), the
+ *    rest injected; the joins above run in a slot too, from main;
  *  - a 50 us heartbeat throughout (its promotions, its stop and resume);
  *  - submits: two outside threads submit bursts of detached tasks with
  *    random pauses between them, long enough for the workers to fall
@@ -43,6 +45,9 @@ static void dump_state(void) {
         fprintf(stderr, "  worker %u: latch %u (0 unset, 1 sleepy, 2 sleeping, 3 set), deque %lld\n",
                 i, POOL__LOAD(&p->workers[i]->latch, POOL__RELAXED),
                 (long long)pool__deque_len(&p->workers[i]->deque));
+    fprintf(stderr, "  external slots taken: %#x\n", POOL__LOAD(&p->slots_taken, POOL__RELAXED));
+    for (i = 0; i < p->num_slots; i++)
+        fprintf(stderr, "  slot %u: deque %lld\n", i, (long long)pool__deque_len(&pool__slot(p, i)->deque));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -206,7 +211,7 @@ int main(void) {
     for (k = 0; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
         double t0 = test_now();
         long j, c, sub;
-        pool_stats st;
+        pool_stats st, before_callers;
         pool_config cfg;
         memset(&cfg, 0, sizeof cfg);
         soaked_threads = thread_counts[k];
@@ -215,13 +220,17 @@ int main(void) {
         cfg.stack_size = (size_t)16 << 20; /* chains 4095 joins deep (musl's default: 128 KiB) */
         soaked = test_pool_cfg(&cfg);
         j = soak_joins(joins);
+        pool_stats_get(soaked, &before_callers);
         c = soak_callers(joins / 4);
+        pool_stats_get(soaked, &st);
+        CHECK(st.slot_calls > before_callers.slot_calls); /* some callers worked in slots */
         sub = soak_submits(submits);
         pool_stats_get(soaked, &st);
         printf("  %2d threads: %ld joins, %ld from %d outside callers at once, %ld submits, all "
-               "completed (%.1f s); %llu halves promoted, %llu tasks stolen\n",
+               "completed (%.1f s); %llu halves promoted, %llu tasks stolen, %llu calls in slots\n",
                soaked_threads, j, c, CALLERS, sub, test_now() - t0,
-               (unsigned long long)st.joins_promoted, (unsigned long long)st.jobs_stolen);
+               (unsigned long long)st.joins_promoted, (unsigned long long)st.jobs_stolen,
+               (unsigned long long)st.slot_calls);
         if (soaked_threads > 1 && !test_under_valgrind()) /* valgrind: one thread at a time */
             CHECK(st.joins_promoted > 0 && st.jobs_stolen > 0);
         CHECK_EQ_I64(pool_destroy(soaked), 0);
