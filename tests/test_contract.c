@@ -7,7 +7,7 @@
  *  - a blocking job that submits itself again from its own run: its wait
  *    returns after the last run (the old code reset the reference count,
  *    and the wait parked forever);
- *  - a pool with no thread at all: pool_call_on_worker(p, f) where f waits on a scope
+ *  - a pool with no thread at all: CALL_IN(p, f) where f waits on a scope
  *    whose task was spawned earlier completes, and so does pool_destroy's
  *    drain of a task that waits on work queued before it (a helper used
  *    to move the whole queue into a private list and park on work in it);
@@ -39,6 +39,14 @@
 #include "../pool.h"
 
 #include "test.h"
+
+/* How the scenarios enter their pools from outside: on a worker, which the
+   white-box parts assume; tests/test_waiting_slots.sh builds the scenarios
+   again with -DCALL_IN=pool_call -DCALLERS_IN_SLOTS, their callers then
+   working in external slots. */
+#ifndef CALL_IN
+#define CALL_IN pool_call_on_worker
+#endif
 
 #ifdef TEST_BASELINE /* against a pool.h without it: the waits that matter */
 #define pool_scope_wait_status(s) ((s) ? (pool_scope_wait(s), 0) : EINVAL)
@@ -190,18 +198,18 @@ static void test_threadless(void) {
     printf("  no thread at all: a call that waits on earlier work, the drain, destroy from a task\n");
     threadless = pool_with(2, NO_THREAD_STACK, 0);
 
-    /* pool_call_on_worker(p, f), f waits on a scope whose task was spawned before. */
+    /* CALL_IN(p, f), f waits on a scope whose task was spawned before. */
     memset(&t, 0, sizeof t);
     t.task.run = flag_run;
     pool_scope_init(&s, threadless);
     CHECK(pool_scope_spawn(&s, &t.task) == 0);
-    pool_call_on_worker(threadless, wait_scope, &s);
+    CALL_IN(threadless, wait_scope, &s);
     CHECK_EQ_I64(atomic_load(&t.ran), 1);
 
     /* pool_destroy from a task that this thread runs because the pool has
        no worker: EDEADLK, and the pool still works afterwards. */
     destroy_rc = -1;
-    pool_call_on_worker(threadless, destroy_threadless, NULL);
+    CALL_IN(threadless, destroy_threadless, NULL);
     CHECK_EQ_I64(destroy_rc, EDEADLK);
 
     /* The drain: t1 (spawned last, so taken first) waits on s2, whose task
@@ -330,7 +338,7 @@ static void b_task_run(pool_task *t) {
     (void)t;
     wait_flag(&destroy_begun, 10);
     test_sleep_us(2000); /* the destroying worker is inside pool_destroy now */
-    pool_call_on_worker(pa, g_fn, NULL);
+    CALL_IN(pa, g_fn, NULL);
 }
 
 static void destroy_b(void *arg) {
@@ -351,7 +359,7 @@ static void test_destroy_other_from_worker(void) {
         CHECK(pool_submit(pb, &bt[i]) == 0);
     }
     destroy_rc = -1;
-    pool_call_on_worker(pa, destroy_b, NULL);
+    CALL_IN(pa, destroy_b, NULL);
     CHECK_EQ_I64(destroy_rc, 0);
     CHECK_EQ_I64(atomic_load(&g_runs), 4);
     CHECK(pool_destroy(pa) == 0);
@@ -425,7 +433,7 @@ static void test_scope_waiters(void) {
             continue;
         }
         for (i = 0; i < 2; i++) pthread_create(&th[i], NULL, scope_waiter, &wa[i]);
-        if (round == 2) pool_call_on_worker(p, worker_waiter, &wa[2]); /* a worker waits too */
+        if (round == 2) CALL_IN(p, worker_waiter, &wa[2]); /* a worker waits too */
         for (i = 0; i < 2; i++) pthread_join(th[i], NULL);
         for (i = 0; i < (round == 2 ? 3 : 2); i++) {
             CHECK_EQ_I64(wa[i].status, 0);
@@ -604,7 +612,7 @@ static void test_waits_below_run_base(void) {
     test_watchdog(30, "test_contract: waits below a run's base on a pool that can start no spare");
     printf("  a scope's tasks and a join's half below a run's base, no spare can start\n");
     below_pool = pool_with(1, NO_SPARE_STACK, 0);
-    pool_call_on_worker(below_pool, below_nop, NULL); /* its one worker runs */
+    CALL_IN(below_pool, below_nop, NULL); /* its one worker runs */
     pool_scope_init(&below_s, below_pool);
     pool_scope_init(&below_s2, below_pool);
     CHECK(pool_submit(below_pool, &below_task_a) == 0);
@@ -694,7 +702,7 @@ static void ontop_case(int kind, const char *what) {
         atomic_store(&ontop_x_status, -1);
         atomic_store(&ontop_root_status, -1);
         atomic_store(&ontop_c_runs, 0);
-        pool_call_on_worker(ontop_pool, ontop_root, NULL);
+        CALL_IN(ontop_pool, ontop_root, NULL);
         CHECK_EQ_I64(atomic_load(&ontop_root_status), 0);
         CHECK_EQ_I64(atomic_load(&ontop_x_status), EDEADLK);
         CHECK_EQ_I64(atomic_load(&ontop_c_runs), 1);
