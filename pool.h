@@ -1545,6 +1545,16 @@ static void pool__injector_repush(pool__injector *q, pool_task *first, pool_task
     pool__injector_push_chain(q, first, last, &was_empty, 1);
 }
 
+/* Gives back the chain that starts at `rest`, accepted earlier, if the
+   injector is empty: one CAS, and no walk to the chain's last task, whose
+   link is NULL already. 0 if the injector holds work (the caller then
+   walks and repushes). seq_cst as in pool__injector_push_chain. */
+static int pool__injector_give_back_if_empty(pool__injector *q, pool_task *rest) {
+    uintptr_t head = POOL__LOAD(&q->head, POOL__RELAXED); /* validated by the CAS */
+    if (head & ~POOL__INJECTOR_CLOSED) return 0;
+    return POOL__CAS(&q->head, &head, (uintptr_t)rest | head, POOL__SEQ_CST, POOL__RELAXED);
+}
+
 /* Takes every task pushed so far. Acquire pairs with the pushes' CAS: the
    tasks' contents and links are visible. */
 static pool_task *pool__injector_take_all(pool__injector *q) {
@@ -2987,39 +2997,44 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
     return NULL;
 }
 
-/* A chain of at least this many injected tasks is split by the worker that
-   takes it (see pool__take_injected). */
-#define POOL__SPLIT_MIN 64
+/* The most injected tasks a worker keeps of a chain it takes (see
+   pool__split_injected). */
+#define POOL__TAKE_CHUNK 256
 
-/* Cuts a long chain taken from the injector after its first half and
-   gives the second half back, for another worker to take with one
-   exchange. One
-   worker moving a whole batch onto its deque would leave the others to
-   steal it one task at a time, each steal a CAS on the top index the
-   owner's pops read: the deque's cache lines would travel for every task.
-   Halving instead leaves each worker a deque of its own to pop from, after
-   a number of hand-backs logarithmic in the batch. */
+/* Keeps the first POOL__TAKE_CHUNK tasks of a chain taken from the
+   injector and gives the rest back, where the next idle worker takes the
+   next chunk with one exchange. One worker moving a whole batch onto its
+   deque would leave the others to steal it one task at a time, each steal
+   a CAS on the top index the owner's pops read: the deque's cache lines
+   would travel for every task. The rest goes back with one CAS and no
+   walk when the injector is empty, as it is unless a post came in between;
+   otherwise its last task is found by a walk, as a push needs it. Given
+   back, not posted: the pool's count of injected tasks, which counts
+   posts, stays as it is (the worker that takes them counts). Sleepers are
+   woken for as much of the rest as the pool has threads. */
 static void pool__split_injected(pool__worker *w, pool_task *first) {
-    pool_task *keep_last = first, *end = first, *given;
-    size_t n = 1, i;
-    while (end->pool__next) {
-        end = end->pool__next;
-        n++;
+    pool *p = w->home;
+    pool_task *keep_last = first, *rest, *t;
+    uint32_t kept = 1, n = 0;
+    if (p->num_threads < 2) return; /* nobody else would take the rest */
+    while (kept < POOL__TAKE_CHUNK && keep_last->pool__next) {
+        keep_last = keep_last->pool__next;
+        kept++;
     }
-    if (n < POOL__SPLIT_MIN || w->home->num_threads < 2) return;
-    for (i = 1; i < n / 2; i++) keep_last = keep_last->pool__next;
-    given = keep_last->pool__next;
+    if (!(rest = keep_last->pool__next)) return;
     keep_last->pool__next = NULL;
-    /* Given back, not posted: the pool's count of injected tasks, which
-       counts posts, stays as it is (the worker that takes them counts). */
-    pool__injector_repush(&w->home->injector, given, end);
-    pool__announce_injected(w->home, n - n / 2, 0);
+    if (!pool__injector_give_back_if_empty(&p->injector, rest)) {
+        for (t = rest; t->pool__next; t = t->pool__next) continue;
+        pool__injector_repush(&p->injector, rest, t);
+    }
+    for (t = rest; t && n < (uint32_t)p->num_threads; t = t->pool__next) n++;
+    pool__announce_injected(p, n, 0);
 }
 
 /* Takes everything injected so far, keeps the first task to run and moves
    the rest onto w's deque, where other workers can steal them; *moved
-   says how many, for the caller to announce (see pool__worker_loop). A
-   long chain is halved first. */
+   says how many, for the caller to announce (see pool__worker_loop). Of a
+   long chain it keeps a chunk (pool__split_injected). */
 static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
     pool_task *first = pool__injector_take_all(&w->home->injector), *t, *next;
     uint64_t taken = 1;

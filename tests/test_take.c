@@ -3,16 +3,17 @@
  *
  * Single-threaded and white-box: pools whose worker slots are filled by
  * hand (no thread runs them), and pool.h's own pool__take_injected. A
- * worker keeps the first task to run and moves the rest onto its deque; a
- * chain of POOL__SPLIT_MIN tasks or more it halves first, giving the second
- * half back to the injector for another worker to take with one exchange.
+ * worker keeps the first task to run and moves the rest onto its deque; of
+ * a chain longer than POOL__TAKE_CHUNK it keeps that many and gives the
+ * rest back to the injector for another worker to take with one exchange.
  * Each case checks exactly where every task went (each exactly once: the
  * task returned, the deque, the injector) and the counts of injected tasks:
- *  - a chain one short of the limit is not split;
- *  - a chain at the limit, and a long odd one, are halved (the worker keeps
- *    the smaller half of an odd chain);
- *  - a pool of one thread never splits (nobody else would take the half);
- *  - what was given back, taken again, is halved again.
+ *  - a chain of POOL__TAKE_CHUNK is kept whole;
+ *  - one task more, and a long chain, are cut after POOL__TAKE_CHUNK;
+ *  - a pool of one thread never splits (nobody else would take the rest);
+ *  - what was given back, taken again, is cut again;
+ *  - the rest goes back on top of work posted meanwhile (the injector not
+ *    empty: the walk to its last task).
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -107,32 +108,57 @@ static void check_take(int threads, int n, int kept) {
     destroy_with_slots(p, threads);
 }
 
-/* What was given back is halved again by whoever takes it. */
-static void check_halving(void) {
+/* What was given back is cut again by whoever takes it. */
+static void check_chunks(void) {
     pool *p = pool_with_slots(2);
     pool__worker *a = p->workers[0], *b = p->workers[1];
     uint32_t moved = 0;
     pool_task *t;
-    printf("  a pool of 2, a chain of 1000: 500 kept, 250 and 250 by the next taker\n");
+    printf("  a pool of 2, a chain of 1000: %d kept, %d by the next taker\n", POOL__TAKE_CHUNK,
+           POOL__TAKE_CHUNK);
     post(p, 1000);
     t = pool__take_injected(a, &moved);
-    CHECK(t != NULL && moved == 499);
+    CHECK(t != NULL && moved == POOL__TAKE_CHUNK - 1);
     if (t) see(t);
     while ((t = pool__deque_pop(&a->deque)) != NULL) see(t);
-    take(p, b, 249, 250);
+    take(p, b, POOL__TAKE_CHUNK - 1, 1000 - 2 * POOL__TAKE_CHUNK);
     check_each_once(1000);
-    CHECK_EQ_I64(a->stats.jobs_injected, 500);
-    CHECK_EQ_I64(b->stats.jobs_injected, 250);
+    CHECK_EQ_I64(a->stats.jobs_injected, POOL__TAKE_CHUNK);
+    CHECK_EQ_I64(b->stats.jobs_injected, POOL__TAKE_CHUNK);
+    destroy_with_slots(p, 2);
+}
+
+/* The rest of a chain goes back on top of what was posted meanwhile. */
+static void check_give_back_not_empty(void) {
+    pool *p = pool_with_slots(2);
+    pool_task *chain, *t;
+    int n = 0;
+    printf("  a pool of 2, a chain of 1000 cut while 1 task waits in the injector\n");
+    post(p, 1001);
+    chain = pool__injector_take_all(&p->injector);
+    CHECK(chain == &tasks[0]);
+    /* The last task, posted again on its own: it is the injector's now. */
+    for (t = chain; t->pool__next != &tasks[1000]; t = t->pool__next) continue;
+    t->pool__next = NULL;
+    tasks[1000].pool__next = NULL;
+    pool__injector_repush(&p->injector, &tasks[1000], &tasks[1000]);
+    pool__split_injected(p->workers[0], chain);
+    for (t = chain; t; t = t->pool__next, n++) see(t);
+    CHECK_EQ_I64(n, POOL__TAKE_CHUNK);
+    for (t = pool__injector_take_all(&p->injector), n = 0; t; t = t->pool__next, n++) see(t);
+    CHECK_EQ_I64(n, 1001 - POOL__TAKE_CHUNK);
+    check_each_once(1001);
     destroy_with_slots(p, 2);
 }
 
 int main(void) {
     test_watchdog(30, "test_take");
     printf("test_take: what a worker does with the chain it takes\n");
-    check_take(2, POOL__SPLIT_MIN - 1, POOL__SPLIT_MIN - 1);
-    check_take(2, POOL__SPLIT_MIN, POOL__SPLIT_MIN / 2);
-    check_take(2, 1001, 500);
+    check_take(2, POOL__TAKE_CHUNK, POOL__TAKE_CHUNK);
+    check_take(2, POOL__TAKE_CHUNK + 1, POOL__TAKE_CHUNK);
+    check_take(2, 1001, POOL__TAKE_CHUNK);
     check_take(1, 1001, 1001);
-    check_halving();
+    check_chunks();
+    check_give_back_not_empty();
     return test_finish("test_take");
 }
