@@ -3008,7 +3008,8 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    a CAS on the top index the owner's pops read: the deque's cache lines
    would travel for every task. The rest goes back with one CAS and no
    walk when the injector is empty, as it is unless a post came in between;
-   otherwise its last task is found by a walk, as a push needs it. Given
+   otherwise its last task is found by a walk, as a push needs it (the
+   chain is not the injector's yet: its links are the caller's). Given
    back, not posted: the pool's count of injected tasks, which counts
    posts, stays as it is (the worker that takes them counts). Sleepers are
    woken for as much of the rest as the pool has threads. */
@@ -3023,11 +3024,13 @@ static void pool__split_injected(pool__worker *w, pool_task *first) {
     }
     if (!(rest = keep_last->pool__next)) return;
     keep_last->pool__next = NULL;
+    /* Counted before it is given back: from then on another worker may
+       take it, cut it and run it. */
+    for (t = rest; t && n < (uint32_t)p->num_threads; t = t->pool__next) n++;
     if (!pool__injector_give_back_if_empty(&p->injector, rest)) {
         for (t = rest; t->pool__next; t = t->pool__next) continue;
         pool__injector_repush(&p->injector, rest, t);
     }
-    for (t = rest; t && n < (uint32_t)p->num_threads; t = t->pool__next) n++;
     pool__announce_injected(p, n, 0);
 }
 
