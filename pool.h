@@ -4832,7 +4832,7 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
     fprintf(out,
             "pool %s: %llu/%d threads started (%llu failed), %llu spares\n"
             "  jobs     %llu run, %llu stolen, %llu steals failed, %llu injected, "
-            "%llu join halves promoted, %llu spawns run inline\n"
+            "%llu join halves promoted, %llu spawns run inline, %llu calls in external slots\n"
             "  sleep    %llu sleeps, %llu wake-ups, %llu wasted, %llu us spun\n"
             "  waits    %llu parked, nested %llu deep at most\n"
             "  blocking %llu threads (%llu idle), %llu queued, %llu run, %llu skipped, "
@@ -4842,6 +4842,7 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
             (unsigned long long)s.jobs_run, (unsigned long long)s.jobs_stolen,
             (unsigned long long)s.steals_failed, (unsigned long long)s.jobs_injected,
             (unsigned long long)s.joins_promoted, (unsigned long long)s.spawns_inline,
+            (unsigned long long)s.slot_calls,
             (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
             (unsigned long long)s.wakeups_wasted, (unsigned long long)(s.spin_ns / 1000),
             (unsigned long long)s.waits_parked,

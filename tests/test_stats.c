@@ -105,6 +105,8 @@ static void check_print(pool *p) {
     snprintf(line, sizeof line, "%llu/%d threads started", (unsigned long long)s.threads_started,
              THREADS);
     check_contains(text, line);
+    snprintf(line, sizeof line, "%llu calls in external slots", (unsigned long long)s.slot_calls);
+    check_contains(text, line);
     for (i = 0; i < pool_worker_index_limit(p); i++) {
         CHECK_EQ_I64(pool_worker_stats_get(p, i, &w), 0);
         if (!w.started) continue;
