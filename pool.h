@@ -413,7 +413,8 @@ struct pool_config {
    exact once the pool is quiescent; while it runs they are a snapshot. */
 struct pool_stats {
     uint64_t jobs_run;         /* tasks and join halves run from a queue (not a half its
-                                  own join took straight back: that is a plain call) */
+                                  own join took straight back: that is a plain call), and
+                                  calls run in external slots */
     uint64_t jobs_stolen;      /* ... of which were stolen from another worker */
     uint64_t steals_failed;    /* steal attempts that lost a race */
     uint64_t jobs_injected;    /* tasks posted from outside the pool */
@@ -1731,10 +1732,14 @@ static POOL__THREAD_LOCAL pool__worker *pool__current;
 #error "POOL_EXTERNAL_SLOTS_DEFAULT must be 0 to 30 slots"
 #endif
 
-/* Relaxed: a hint. Work a holder queues is published by its deque; a
-   searcher that must not miss it gets there through the counters (the
-   holder posts with a seq_cst read-modify-write after taking the slot,
-   and a sleeper's announce reads that post or a later value). */
+/* Relaxed: a hint. Work a holder queues is published by its deque. A
+   searcher may miss a push while the holder is at work, as it may miss a
+   worker's (the holder pops it itself); what must not be missed is what a
+   holder leaves queued when it parks, and that it posts with a seq_cst
+   read-modify-write of the counters (pool__park_begin), after taking the
+   slot: a sleeper's announce reads that post or a later value, and then
+   sees the slot taken and its deque, or came first, and the post changes
+   the JEC under it. */
 POOL__INLINE uint32_t pool__slots_in_use(pool *p) {
     return POOL__LOAD(&p->slots_taken, POOL__RELAXED) & POOL__SLOTS_MASK;
 }
@@ -3481,9 +3486,13 @@ static void pool__park(pool__worker *w, pool__latch *done) {
 /* Takes from p's injector the first task that is wt's own (the job it
    waits for, a task of its scope; with wt NULL, the first of all) and
    gives the rest back. Under help_lock, so that a helper never finds the
-   injector empty while another one sorts it. */
+   injector empty while another one sorts it. The rest is announced as a
+   post is: a worker that found the injector empty meanwhile may be
+   falling asleep, and the helper, a waiter or an external slot's holder
+   that leaves the pool next, may never look at the injector again. */
 static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
     pool_task *all, *t, **link, *mine = NULL;
+    uint32_t n = 0;
     pool__mutex_lock(&p->help_lock);
     all = pool__injector_take_all(&p->injector);
     for (link = &all; (t = *link) != NULL; link = &t->pool__next) {
@@ -3494,10 +3503,11 @@ static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
         }
     }
     if (all) {
-        for (t = all; t->pool__next; t = t->pool__next) continue;
+        for (t = all, n = 1; t->pool__next; t = t->pool__next) n += n < 65535;
         pool__injector_repush(&p->injector, all, t);
     }
     pool__mutex_unlock(&p->help_lock);
+    if (n) pool__announce_injected(p, n, 0);
     return mine;
 }
 
@@ -4551,10 +4561,10 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
     if (!n) return 0;
     w = pool__worker_of(p);
     /* Nobody waits for a detached task: with no thread to run it, it
-       would wait for pool_destroy. Refuse it instead, untaken. (Once a
-       thread exists it stays until destroy. Acquire: pairs with
-       pool__spawn's release.) */
-    if (!w && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 &&
+       would wait for pool_destroy (an external slot's holder leaves it to
+       the pool). Refuse it instead, untaken. (Once a thread exists it
+       stays until destroy. Acquire: pairs with pool__spawn's release.) */
+    if ((!w || pool__is_slot(w)) && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 &&
         pool__spawn(p, 1, 0) == 0)
         return EAGAIN;
     for (i = 0; i < n; i++)

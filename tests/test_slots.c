@@ -27,6 +27,10 @@
  *                       on workers, as before slots existed
  *   destroy_waits       pool_destroy on another thread waits for a call under
  *                       way in a slot, and the call completes
+ *   take_own_announces  a waiter (a scope wait in a slot, after its yielding
+ *                       rounds) that takes its task from the injector gives
+ *                       the rest back announced: workers that fell asleep on
+ *                       finding the injector empty are woken (white-box)
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -473,6 +477,61 @@ static void destroy_waits(void) {
     pthread_join(t, NULL);
 }
 
+/* ------------------------------------------------------------------------ */
+
+static atomic_long rest_runs;
+
+static void rest_task(pool_task *t) {
+    (void)t;
+    atomic_fetch_add(&rest_runs, 1);
+}
+
+static void nothing_task(pool_task *t) { (void)t; }
+
+static void nap(pool_task *t) {
+    (void)t;
+    test_sleep_us(1000);
+}
+
+/* White-box: the moment after a waiter's take_own took everything from the
+   injector while both workers fell asleep on finding it empty. The tasks
+   are put there without an announce, as the waiter's take left them; the
+   waiter takes its own and gives the rest back, which must wake them. */
+static void take_own_announces(void) {
+    static pool_task naps[2], rest_tasks[1000];
+    pool_task mine = POOL_TASK_INIT(nothing_task);
+    pool__awaited wt;
+    pool *sorted = pool_of(2, 0);
+    pool_stats st;
+    double until;
+    int i;
+    printf("  take_own_announces: a waiter gives back what it took from the injector\n");
+    for (i = 0; i < 2; i++) { /* both workers start, then fall asleep */
+        naps[i] = (pool_task)POOL_TASK_INIT(nap);
+        CHECK(pool_submit(sorted, &naps[i]) == 0);
+    }
+    for (until = test_now() + 10; test_now() < until; test_sleep_us(1000)) {
+        pool_stats_get(sorted, &st);
+        if (st.threads_started == 2 && st.sleeps >= 2 && st.jobs_run == 2) break;
+    }
+    test_sleep_us(20000);
+    atomic_store(&rest_runs, 0);
+    for (i = 0; i < 1000; i++) {
+        rest_tasks[i] = (pool_task)POOL_TASK_INIT(rest_task);
+        rest_tasks[i].pool__next = i < 999 ? &rest_tasks[i + 1] : &mine;
+    }
+    mine.pool__next = NULL;
+    pool__injector_repush(&sorted->injector, &rest_tasks[0], &mine);
+    memset(&wt, 0, sizeof wt);
+    wt.own = &mine;
+    CHECK(pool__take_own(sorted, &wt) == &mine);
+    for (until = test_now() + 10; atomic_load(&rest_runs) < 1000 && test_now() < until;)
+        test_sleep_us(1000);
+    CHECK_MSG(atomic_load(&rest_runs) == 1000, "%ld of 1000 tasks given back ran in 10 s",
+              (long)atomic_load(&rest_runs));
+    CHECK(pool_destroy(sorted) == 0);
+}
+
 int main(void) {
     test_watchdog(120, "test_slots");
     main_thread = pthread_self();
@@ -490,6 +549,7 @@ int main(void) {
     per_thread_scratch();
     no_slots();
     destroy_waits();
+    take_own_announces();
     CHECK(pool_destroy(p) == 0);
     return test_finish("test_slots");
 }

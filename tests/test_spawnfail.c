@@ -167,9 +167,26 @@ static void detached_run(pool_task *t) {
    otherwise accepted. Sets accepted[i] for what was. */
 static int accepted[DETACHED];
 
+/* A submission from inside a pool_call from outside, which runs in an
+   external slot: refused the same way (nobody but the caller would run it,
+   and not before pool_destroy). */
+static pool_task in_slot_task;
+static int in_slot_rc;
+
+static void submit_in_slot(void *arg) {
+    (void)arg;
+    in_slot_rc = pool_submit(failing, &in_slot_task);
+}
+
 static void submit_detached(int threads) {
     static pool_task *batch[DETACHED / 2];
     int i, rc, want = threads ? 0 : EAGAIN;
+    if (!threads) {
+        in_slot_task = (pool_task)POOL_TASK_INIT(detached_run);
+        in_slot_rc = -1;
+        pool_call(failing, submit_in_slot, NULL);
+        CHECK_MSG(in_slot_rc == EAGAIN, "pool_submit in a slot with no thread: %d", in_slot_rc);
+    }
     for (i = 0; i < DETACHED; i++) {
         det[i].task = (pool_task)POOL_TASK_INIT(detached_run);
         atomic_store(&det[i].ran, 0);
