@@ -79,9 +79,17 @@ static void spawn_many(void *arg) {
         batch[i] = &tasks[1][i];
     }
     /* EAGAIN (untaken) only if no thread could start: then this runs on
-       the outside thread that waits in pool_call, not on a worker. */
+       the outside thread that called pool_call (in an external slot, or
+       as no pool's worker when the slots could not be made), not on a
+       worker. */
     batch_rc = pool_submit_batch(p, batch, MANY);
-    CHECK(batch_rc == 0 || (batch_rc == EAGAIN && pool_worker_index() < 0));
+    {
+        pool_stats st;
+        pool_stats_get(p, &st);
+        int index = pool_worker_index();
+        CHECK(batch_rc == 0 || (batch_rc == EAGAIN && st.threads_started == 0 &&
+                                (index < 0 || index >= pool_num_threads(p) + 256)));
+    }
 }
 
 static void sum_body(void *arg, size_t lo, size_t hi) {
