@@ -35,6 +35,12 @@
  *   test_pool(threads)     a new pool of that many workers, or exit(2).
  *   test_pool_cfg(cfg)     a new pool with that configuration, or exit(2).
  *   test_fib(arg)          fib through pool_join on test_fib_pool.
+ *   CALL_IN(p, fn, arg)    how a scenario enters its pool from outside:
+ *                          pool_call_on_worker, on a worker, as white-box
+ *                          checks assume; tests/test_waiting_slots.sh
+ *                          builds scenarios again with -DCALL_IN=pool_call
+ *                          -DCALLERS_IN_SLOTS, their callers then working
+ *                          in external slots.
  *   test_threads_named(n)  how many threads of the process are named n.
  *   test_finish(name)      prints the verdict; returns the exit status.
  *   test_run_parts(argc, argv, parts, n)
@@ -403,6 +409,11 @@ TEST__UNUSED static pool *test_pool(int threads) {
     cfg.num_threads = threads;
     return test_pool_cfg(&cfg);
 }
+
+/* How a scenario enters its pool from outside (see the top). */
+#ifndef CALL_IN
+#define CALL_IN pool_call_on_worker
+#endif
 
 /* fib(n) through pool_join on test_fib_pool, with no cutoff. */
 typedef struct test_fib_arg {

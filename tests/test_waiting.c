@@ -39,14 +39,6 @@
 
 #include "test.h"
 
-/* How the scenarios enter their pools from outside: on a worker, which the
-   white-box parts assume; tests/test_waiting_slots.sh builds the scenarios
-   again with -DCALL_IN=pool_call -DCALLERS_IN_SLOTS, their callers then
-   working in external slots. */
-#ifndef CALL_IN
-#define CALL_IN pool_call_on_worker
-#endif
-
 static pool *pool_a, *pool_b;
 
 /* ------------------------------------------------------------------------ */
