@@ -1548,11 +1548,13 @@ static void pool__injector_repush(pool__injector *q, pool_task *first, pool_task
 
 /* Gives back the chain that starts at `rest`, accepted earlier, if the
    injector is empty: one CAS, and no walk to the chain's last task, whose
-   link is NULL already. 0 if the injector holds work (the caller then
-   walks and repushes). seq_cst as in pool__injector_push_chain. */
+   link is NULL already (the CLOSED bit is kept: work accepted earlier is
+   taken back after the close too). 0 if the injector holds work.
+   seq_cst as in pool__injector_push_chain. */
 static int pool__injector_give_back_if_empty(pool__injector *q, pool_task *rest) {
     uintptr_t head = POOL__LOAD(&q->head, POOL__RELAXED); /* validated by the CAS */
     if (head & ~POOL__INJECTOR_CLOSED) return 0;
+    POOL__CHAOS();
     return POOL__CAS(&q->head, &head, (uintptr_t)rest | head, POOL__SEQ_CST, POOL__RELAXED);
 }
 
@@ -3011,11 +3013,14 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    next chunk with one exchange. One worker moving a whole batch onto its
    deque would leave the others to steal it one task at a time, each steal
    a CAS on the top index the owner's pops read: the deque's cache lines
-   would travel for every task. The rest goes back with one CAS and no
-   walk when the injector is empty, as it is unless a post came in between;
-   otherwise its last task is found by a walk, as a push needs it (the
-   chain is not the injector's yet: its links are the caller's). Given
-   back, not posted: the pool's count of injected tasks, which counts
+   would travel for every task. The rest goes back with one CAS into an
+   empty injector, which needs no walk to its last task. If posts came in
+   since the take, they are taken over and put in front of it, and the CAS
+   tried again: a walk over them only. (Walking the rest to push it on top
+   of them made a batch that kept meeting single posts quadratic: every
+   chunk walked all that was left.) The posts taken over were accepted and
+   announced by their posters; the announce below covers a worker that fell
+   asleep while they were held here. Given back, not posted: the pool's count of injected tasks, which counts
    posts, stays as it is (the worker that takes them counts). Sleepers are
    woken for as much of the rest as the pool has threads. */
 static void pool__split_injected(pool__worker *w, pool_task *first) {
@@ -3032,9 +3037,14 @@ static void pool__split_injected(pool__worker *w, pool_task *first) {
     /* Counted before it is given back: from then on another worker may
        take it, cut it and run it. */
     for (t = rest; t && n < (uint32_t)p->num_threads; t = t->pool__next) n++;
-    if (!pool__injector_give_back_if_empty(&p->injector, rest)) {
-        for (t = rest; t->pool__next; t = t->pool__next) continue;
-        pool__injector_repush(&p->injector, rest, t);
+    while (!pool__injector_give_back_if_empty(&p->injector, rest)) {
+        /* Posted meanwhile: taken over and put in front, a walk over what
+           was posted since the take only, never over the rest again. */
+        pool_task *posted = pool__injector_take_all(&p->injector);
+        if (!posted) continue;
+        for (t = posted; t->pool__next; t = t->pool__next) continue;
+        t->pool__next = rest;
+        rest = posted;
     }
     pool__announce_injected(p, n, 0);
 }

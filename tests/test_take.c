@@ -12,8 +12,8 @@
  *  - one task more, and a long chain, are cut after POOL__TAKE_CHUNK;
  *  - a pool of one thread never splits (nobody else would take the rest);
  *  - what was given back, taken again, is cut again;
- *  - the rest goes back on top of work posted meanwhile (the injector not
- *    empty: the walk to its last task).
+ *  - work posted meanwhile (the injector not empty) is taken over and goes
+ *    back with the rest.
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -128,7 +128,7 @@ static void check_chunks(void) {
     destroy_with_slots(p, 2);
 }
 
-/* The rest of a chain goes back on top of what was posted meanwhile. */
+/* What was posted meanwhile goes back with the rest of the chain. */
 static void check_give_back_not_empty(void) {
     pool *p = pool_with_slots(2);
     pool_task *chain, *t;
