@@ -380,18 +380,18 @@ static void many_callers(void) {
 
 /* ------------------------------------------------------------------------ */
 
-static long *scratch;
+static int64_t *scratch;
 
 static void add_range(void *arg, size_t lo, size_t hi) {
     (void)arg;
-    for (; lo < hi; lo++) scratch[pool_worker_index()] += (long)lo;
+    for (; lo < hi; lo++) scratch[pool_worker_index()] += (int64_t)lo;
 }
 
 static void per_thread_scratch(void) {
     int limit = pool_worker_index_limit(p), i;
-    long total = 0, n = 1000000;
+    int64_t total = 0, n = 1000000;
     printf("  scratch: pool_parallel_for from main into scratch[pool_worker_index()]\n");
-    scratch = (long *)calloc((size_t)limit, sizeof *scratch);
+    scratch = (int64_t *)calloc((size_t)limit, sizeof *scratch);
     CHECK(scratch != NULL);
     if (!scratch) return;
     pool_parallel_for(p, 0, (size_t)n, 1000, add_range, NULL);

@@ -35,5 +35,5 @@ long PORT_CAT(port_static_fib_, PORT_TU)(long n) {
 const void *PORT_CAT(port_static_pool_, PORT_TU)(void) {
     pool_stats st;
     pool_stats_get(NULL, &st);
-    return st.jobs_injected ? (const void *)&pool__default_pool : NULL;
+    return st.jobs_injected || st.slot_calls ? (const void *)&pool__default_pool : NULL;
 }
