@@ -67,8 +67,11 @@ static unsigned run_probes(pool *p) {
         CHECK_EQ_I64(pool_scope_spawn(&s, &probes[i].task), 0);
     }
     pool_scope_wait(&s);
+    /* A probe the waiting thread ran itself, in an external slot, has the
+       slot's index, above every worker's: not a worker seen. */
     for (i = 0; i < TASKS; i++)
-        if (probes[i].worker >= 0) seen |= 1u << probes[i].worker;
+        if (probes[i].worker >= 0 && probes[i].worker < pool_num_threads(p))
+            seen |= 1u << probes[i].worker;
     return seen;
 }
 
