@@ -220,7 +220,7 @@ static void work_until_threads(int want) {
             test_now() > give_up)
             return;
         f.n = 20; /* enough to keep every thread busy, so posts need another */
-        pool_call(failing, test_fib, &f);
+        pool_call_on_worker(failing, test_fib, &f); /* its posts are a worker's */
         CHECK_EQ_I64(f.result, 6765);
     }
 }
