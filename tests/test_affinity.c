@@ -141,7 +141,9 @@ int main(void) {
     CHECK(seen != 0);
     for (i = 0; i < TASKS; i++) {
         int want;
-        if (probes[i].worker < 0) continue; /* ran on this thread, helping */
+        /* Ran on this thread, helping in its scope wait (as no pool's
+           worker, or in an external slot): not pinned. */
+        if (probes[i].worker < 0 || probes[i].worker >= THREADS) continue;
         want = cpus[probes[i].worker % n_allowed];
         CHECK_EQ_I64(probes[i].cpu, want);
         CHECK_EQ_I64(probes[i].mask_count, 1);
