@@ -3008,8 +3008,9 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    pool__split_injected). */
 #define POOL__TAKE_CHUNK 256
 
-/* Keeps the first POOL__TAKE_CHUNK tasks of a chain taken from the
-   injector and gives the rest back, where the next idle worker takes the
+/* Keeps the first `chunk` tasks of a chain taken from the injector
+   (POOL__TAKE_CHUNK, or fewer at a look for fairness, see below) and
+   gives the rest back, where the next idle worker takes the
    next chunk with one exchange. One worker moving a whole batch onto its
    deque would leave the others to steal it one task at a time, each steal
    a CAS on the top index the owner's pops read: the deque's cache lines
@@ -3023,12 +3024,12 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    asleep while they were held here. Given back, not posted: the pool's count of injected tasks, which counts
    posts, stays as it is (the worker that takes them counts). Sleepers are
    woken for as much of the rest as the pool has threads. */
-static void pool__split_injected(pool__worker *w, pool_task *first) {
+static void pool__split_injected(pool__worker *w, pool_task *first, uint32_t chunk) {
     pool *p = w->home;
     pool_task *keep_last = first, *rest, *t;
     uint32_t kept = 1, n = 0;
     if (p->num_threads < 2) return; /* nobody else would take the rest */
-    while (kept < POOL__TAKE_CHUNK && keep_last->pool__next) {
+    while (kept < chunk && keep_last->pool__next) {
         keep_last = keep_last->pool__next;
         kept++;
     }
@@ -3052,12 +3053,12 @@ static void pool__split_injected(pool__worker *w, pool_task *first) {
 /* Takes everything injected so far, keeps the first task to run and moves
    the rest onto w's deque, where other workers can steal them; *moved
    says how many, for the caller to announce (see pool__worker_loop). Of a
-   long chain it keeps a chunk (pool__split_injected). */
-static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
+   chain longer than `chunk` it keeps that many (pool__split_injected). */
+static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved, uint32_t chunk) {
     pool_task *first = pool__injector_take_all(&w->home->injector), *t, *next;
     uint64_t taken = 1;
     if (!first) return NULL;
-    pool__split_injected(w, first);
+    pool__split_injected(w, first, chunk);
     for (t = first->pool__next; t; t = next) {
         next = t->pool__next;
         if (pool__deque_push(&w->deque, t) != 0) {
@@ -3078,8 +3079,26 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved) {
    keeps submitting itself again, or any endless stream of local work,
    would keep it from the injector forever. Every POOL__FAIR_TICKS-th
    search of the main loop therefore looks at the injector first. A join
-   that takes its half back inline does not search, and pays nothing. */
+   that takes its half back inline does not search, and pays nothing.
+   A look for fairness takes a chunk, as any take does, unless its worker
+   has POOL__FAIR_DEEP tasks queued already: then it takes at most
+   POOL__FAIR_TAKE, half of what the worker runs from its deque until its
+   next look, so that the deque shrinks while a backlog lasts. Taking a
+   chunk there, each worker's deque would grow by a chunk every
+   POOL__FAIR_TICKS tasks, until the whole backlog had moved onto the
+   deques, and a worker that ran out would then steal from the others one
+   task at a time, where it could have taken the next chunk from the
+   injector with one exchange. The bound is a few chunks, not one: while
+   single posts stream in, a deque often holds a chunk, and the smaller
+   take gives most of the chain back with a CAS that contends with the
+   posters'. */
 #define POOL__FAIR_TICKS 61
+#define POOL__FAIR_TAKE (POOL__FAIR_TICKS / 2)
+#define POOL__FAIR_DEEP (4 * POOL__TAKE_CHUNK)
+
+static uint32_t pool__fair_chunk(pool__worker *w) {
+    return pool__deque_len(&w->deque) >= POOL__FAIR_DEEP ? POOL__FAIR_TAKE : POOL__TAKE_CHUNK;
+}
 
 /* *more: the task came from a deque that still has work. */
 static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
@@ -3088,11 +3107,11 @@ static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
     *more = 0;
     if (++w->ticks == POOL__FAIR_TICKS) {
         w->ticks = 0;
-        t = pool__take_injected(w, moved);
+        t = pool__take_injected(w, moved, pool__fair_chunk(w));
     }
     if (!t) t = pool__deque_pop(&w->deque);
     if (!t) t = pool__steal_work(w, more);
-    if (!t) t = pool__take_injected(w, moved);
+    if (!t) t = pool__take_injected(w, moved, POOL__TAKE_CHUNK);
     return t;
 }
 

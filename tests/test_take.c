@@ -13,14 +13,18 @@
  *  - a pool of one thread never splits (nobody else would take the rest);
  *  - what was given back, taken again, is cut again;
  *  - work posted meanwhile (the injector not empty) is taken over and goes
- *    back with the rest.
+ *    back with the rest;
+ *  - a look at the injector for fairness (pool__find_work's every
+ *    POOL__FAIR_TICKS-th search) by a worker whose deque holds
+ *    POOL__FAIR_DEEP tasks already takes POOL__FAIR_TAKE tasks and gives
+ *    the rest back; with one task less queued it takes a chunk.
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
 #include "test.h"
 
-#define MAX_TASKS 1001
+#define MAX_TASKS (1001 + POOL__FAIR_DEEP)
 
 static void nop_task(pool_task *t) { (void)t; }
 
@@ -74,7 +78,7 @@ static void post(pool *p, int n) {
    in_injector; then takes all of them out and counts them. */
 static void take(pool *p, pool__worker *w, int on_deque, int in_injector) {
     uint32_t moved = 0;
-    pool_task *t = pool__take_injected(w, &moved), *i;
+    pool_task *t = pool__take_injected(w, &moved, POOL__TAKE_CHUNK), *i;
     int n = 0;
     CHECK(t != NULL);
     if (!t) return;
@@ -117,7 +121,7 @@ static void check_chunks(void) {
     printf("  a pool of 2, a chain of 1000: %d kept, %d by the next taker\n", POOL__TAKE_CHUNK,
            POOL__TAKE_CHUNK);
     post(p, 1000);
-    t = pool__take_injected(a, &moved);
+    t = pool__take_injected(a, &moved, POOL__TAKE_CHUNK);
     CHECK(t != NULL && moved == POOL__TAKE_CHUNK - 1);
     if (t) see(t);
     while ((t = pool__deque_pop(&a->deque)) != NULL) see(t);
@@ -142,12 +146,41 @@ static void check_give_back_not_empty(void) {
     t->pool__next = NULL;
     tasks[1000].pool__next = NULL;
     pool__injector_repush(&p->injector, &tasks[1000], &tasks[1000]);
-    pool__split_injected(p->workers[0], chain);
+    pool__split_injected(p->workers[0], chain, POOL__TAKE_CHUNK);
     for (t = chain; t; t = t->pool__next, n++) see(t);
     CHECK_EQ_I64(n, POOL__TAKE_CHUNK);
     for (t = pool__injector_take_all(&p->injector), n = 0; t; t = t->pool__next, n++) see(t);
     CHECK_EQ_I64(n, 1001 - POOL__TAKE_CHUNK);
     check_each_once(1001);
+    destroy_with_slots(p, 2);
+}
+
+/* Worker 0 of a pool of 2 has `queued` tasks of its own on its deque
+   (tasks[1000..), when 1000 tasks are posted and its next search is a
+   fairness look: it runs an injected task, and what it moved onto its
+   deque and gave back are checked. */
+static void check_fair_look(int queued, int kept) {
+    pool *p = pool_with_slots(2);
+    pool__worker *w = p->workers[0];
+    uint32_t moved = 0;
+    pool_task *t, *i;
+    int more = 0, n = 0, k;
+    printf("  a fairness look with %d queued: %d taken, %d given back\n", queued, kept, 1000 - kept);
+    for (k = 0; k < queued; k++) {
+        tasks[1000 + k] = (pool_task)POOL_TASK_INIT(nop_task);
+        CHECK(pool__deque_push(&w->deque, &tasks[1000 + k]) == 0);
+    }
+    post(p, 1000);
+    w->ticks = POOL__FAIR_TICKS - 1;
+    t = pool__find_work(w, &moved, &more);
+    CHECK(t != NULL && t - tasks < 1000);
+    if (t) see(t);
+    CHECK_EQ_I64(moved, kept - 1);
+    CHECK_EQ_I64(pool__deque_len(&w->deque), queued + kept - 1);
+    while ((t = pool__deque_pop(&w->deque)) != NULL) see(t);
+    for (i = pool__injector_take_all(&p->injector); i; i = i->pool__next, n++) see(i);
+    CHECK_EQ_I64(n, 1000 - kept);
+    check_each_once(1000 + queued);
     destroy_with_slots(p, 2);
 }
 
@@ -160,5 +193,7 @@ int main(void) {
     check_take(1, 1001, 1001);
     check_chunks();
     check_give_back_not_empty();
+    check_fair_look(POOL__FAIR_DEEP, POOL__FAIR_TAKE);
+    check_fair_look(POOL__FAIR_DEEP - 1, POOL__TAKE_CHUNK);
     return test_finish("test_take");
 }
