@@ -142,47 +142,28 @@
    ERRORS
 
    Functions that can fail return 0 or an errno value and never print or
-   abort on bad input:
-     EINVAL     NULL out-pointer, task or task function; num_threads or
-                max_spare_threads < 0 or > 65535; spin_us > 1000000;
-                heartbeat_us > 1000000 but for POOL_HEARTBEAT_OFF;
-                spawn_throttle > 65535 but for POOL_SPAWN_THROTTLE_OFF; a
-                stack_size the system
-                refuses (pool_create starts a thread with it to find out);
-                a CPU list with a count < 0, NULL with a count, or a CPU
-                outside 0..1023; a worker index out of range;
-                pool_destroy(NULL); pool_scope_wait_status(NULL)
-     ENOMEM     pool_create could not allocate
-     EDEADLK    pool_destroy called from inside a task of that pool,
-                whatever thread runs it; pool_scope_wait_status called
-                from a task of that scope, or from a join half forked
-                (directly or through nested joins) by one, on whatever
-                thread runs it
-     ECANCELED  a submission to a pool whose destroy has begun; a job
-                that pool_destroy_fast skipped
-     EBUSY      a task or job submitted again while still queued from an
-                earlier submission (pool_submit, _batch, _scope_spawn,
-                _blocking, _blocking_job); a job in flight on another
-                pool. A task or job must be made with its initialiser
-                (POOL_TASK_INIT, POOL_BLOCKING_JOB_INIT) or zeroed: left-
-                over private fields may read as queued
-     EAGAIN     pool_submit(_batch) to a pool with no worker thread, or a
-                blocking submission with no blocking thread, when none
-                could be started: the task was not taken
-     ECHILD     in the child of a fork(), any submission to a pool created
-                before the fork, its pool_destroy, and the wait for a
-                blocking job submitted before it and not finished then
-     ENOTSUP    pool_trace_write without POOL_TRACE
-     EIO, ...   pool_stats_print and pool_trace_write: a write error (at
-                the flush too), or the errno of fopen
-   pool_destroy(p) may run while p's own tasks call into p (their
-   submissions then fail with ECANCELED, their joins and calls complete);
-   every other thread must have returned from its calls on p first, as
-   with any object that is freed.
+   abort on bad input. Each function's block, beside its declaration below,
+   says which codes it returns and when; across the API they mean:
+     EINVAL     a bad argument: a NULL pointer, a task without run, a
+                configuration field or index out of range
+     ENOMEM     an allocation failed
+     EDEADLK    the call would wait for itself (pool_destroy from a task of
+                that pool, pool_scope_wait_status from a task of that scope)
+     ECANCELED  the pool's destroy has begun (a submission), or
+                pool_destroy_fast skipped the job (its wait)
+     EBUSY      the task or job is still queued from an earlier submission.
+                Make tasks and jobs with their initialiser (POOL_TASK_INIT,
+                POOL_BLOCKING_JOB_INIT) or zero them: leftover private
+                fields may read as queued
+     EAGAIN     no thread exists to run the task and none could be started:
+                the task was not taken
+     ECHILD     in the child of a fork(), a pool or job from before it
+     ENOTSUP    a feature compiled out (pool_trace_write without POOL_TRACE)
+     EIO, ...   pool_stats_print and pool_trace_write: a write error, or the
+                errno of fopen
    pool_join, pool_call, pool_parallel_for and pool_scope_wait return
    nothing: they always complete the work, if need be on the calling
-   thread (when the pool could start no thread at all, or is being
-   destroyed, the caller runs the work itself).
+   thread.
 
    CONFIGURATION (pool_config, zero-initialised = every default)
      num_threads      0: $POOL_NUM_THREADS if set, else the number of CPUs
@@ -363,6 +344,12 @@ typedef struct pool_worker_stats pool_worker_stats;
 typedef struct pool_blocking_job pool_blocking_job;
 typedef void (*pool_fn)(void *arg);
 
+/* pool_task: a unit of work the caller owns. Embed it in your own struct,
+   set run, and recover your struct in run with offsetof (see CONCEPTS).
+   The pool never copies or allocates it; it must stay valid until its run
+   is called, and may be freed or submitted again from inside run. Make it
+   with POOL_TASK_INIT or zero it: the private fields say whether it is
+   queued. */
 struct pool_task {
     void (*run)(pool_task *self);   /* set by the user */
     pool_task *pool__next;          /* private: queue link */
@@ -372,6 +359,8 @@ struct pool_task {
 /* Static or compound initialiser: `pool_task t = POOL_TASK_INIT(fn);` */
 #define POOL_TASK_INIT(fn) { (fn), 0, 0 }
 
+/* pool_config: the settings of pool_create; zero-initialised, every default
+   (see CONFIGURATION for each field's range and default). */
 struct pool_config {
     int num_threads;          /* 0: $POOL_NUM_THREADS, else the CPUs this process may use */
     size_t stack_size;        /* 0: platform default */
@@ -409,8 +398,9 @@ struct pool_config {
    calls run on its workers while they block. */
 #define POOL_EXTERNAL_SLOTS_NONE (-1)
 
-/* Counters, summed over the workers at the moment of the call. Each is
-   exact once the pool is quiescent; while it runs they are a snapshot. */
+/* pool_stats: counters, summed over the workers at the moment of the call
+   (pool_stats_get). Each is exact once the pool is quiescent; while it runs
+   they are a snapshot. */
 struct pool_stats {
     uint64_t jobs_run;         /* tasks and join halves run from a queue (not a half its
                                   own join took straight back: that is a plain call), and
@@ -448,7 +438,8 @@ struct pool_stats {
     uint64_t blocking_threads_failed;   /* blocking thread creations that failed */
 };
 
-/* One worker's counters (pool_worker_stats_get); pool_stats sums them. */
+/* pool_worker_stats: one worker's, spare's or external slot's counters
+   (pool_worker_stats_get); pool_stats sums them. */
 struct pool_worker_stats {
     uint64_t jobs_run;        /* tasks and join halves run from a queue (see pool_stats) */
     uint64_t jobs_stolen;     /* ... of which this worker stole from another */
@@ -472,6 +463,8 @@ typedef struct pool__latch {
     uint32_t state;
 } pool__latch;
 
+/* pool_scope: a group of tasks to wait for (pool_scope_init, _spawn,
+   _wait), owned by the caller; every field is private. */
 struct pool_scope {
     pool *pool__pool;
     size_t pool__pending;         /* unfinished tasks, plus a bit while nobody waits yet */
@@ -480,7 +473,10 @@ struct pool_scope {
     uint64_t pool__origin_run;    /* ... and the id of the run it was in then */
 };
 
-/* A blocking task that can be waited for, and skipped by a fast shutdown. */
+/* pool_blocking_job: a blocking task that can be waited for, and skipped
+   by a fast shutdown (pool_submit_blocking_job, pool_wait_blocking_job).
+   Make it with POOL_BLOCKING_JOB_INIT or zero it; it must stay valid until
+   its wait returns, or until pool_destroy returns if nobody waits. */
 struct pool_blocking_job {
     void (*run)(pool_blocking_job *self);        /* the blocking work; set by the user */
     void (*on_cancel)(pool_blocking_job *self);  /* optional: called instead of run if
@@ -497,42 +493,257 @@ struct pool_blocking_job {
 /* Static or compound initialiser for a job whose run is fn. */
 #define POOL_BLOCKING_JOB_INIT(fn) { (fn), 0, 0, POOL_TASK_INIT(0), 0, 0, 0, 0, {0} }
 
-/* lifecycle */
+/* Every function below may be called from any thread unless its block says
+   otherwise: a worker of the same pool, a worker of another pool, a thread
+   outside every pool. A NULL `pool *` means the default pool, created on
+   first use (pool_destroy excepted). Errors are errno values (see ERRORS at
+   the top for what each code means across the API). */
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+/* pool_create: makes a pool configured by cfg (NULL: every default) and
+   stores it in *out. Starts no worker: threads start when work comes.
+   Errors:  EINVAL (*out is then NULL): out is NULL; num_threads or
+            max_spare_threads < 0 or > 65535; max_blocking_threads < 0;
+            spin_us > 1000000; heartbeat_us > 1000000 but for
+            POOL_HEARTBEAT_OFF; spawn_throttle > 65535 but for
+            POOL_SPAWN_THROTTLE_OFF; external_slots < -1 or > 30; a
+            stack_size the system refuses; num_cpus < 0, cpus NULL with
+            num_cpus > 0, or a CPU outside 0..1023. ENOMEM.
+   Threads: any.
+   Blocks:  no; with a stack_size, while a thread started with it to check
+            it exits. */
 POOL_DEF int pool_create(pool **out, const pool_config *cfg);
+
+/* pool_destroy: runs all accepted work to completion (blocking tasks first,
+   while the workers still run), wakes and joins every thread, frees p.
+   Submissions made meanwhile fail with ECANCELED; joins and calls made by
+   p's own tasks meanwhile complete.
+   Errors:  EINVAL: p is NULL (the default pool lives until exit).
+            EDEADLK: called from inside a task of p, on whatever thread runs
+            it; p keeps working. ECHILD: a pool created before a fork().
+   Threads: any thread but p's own tasks; every other thread must have
+            returned from its calls on p first, as for any freed object.
+   Blocks:  until the work is done. On a worker of another pool, that pool
+            starts a spare thread meanwhile. */
 POOL_DEF int pool_destroy(pool *p);
 
-/* fork-join */
+/* ---- fork-join ---------------------------------------------------------- */
+
+/* pool_join: runs a(a_arg) and b(b_arg), in parallel if a worker is free,
+   and returns when both are done. On a worker of p the join is lazy: b is
+   recorded on the caller's stack and made stealable only when an idle
+   worker asks for work, or at a task's outermost join; otherwise it runs
+   as a plain call after a (see "Lazy joins" in the implementation). From
+   outside the pool it runs as pool_call does. Each nested level takes a
+   frame of the caller's stack (bench/stack.c measures it).
+   Errors:  none; a NULL a or b is skipped (the other runs on the caller).
+   Threads: any.
+   Blocks:  until both are done; a caller whose b was stolen runs only b's
+            work meanwhile and parks when there is none (see WAITING). */
 POOL_DEF void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg);
+
+/* pool_call: runs fn(arg) on p and waits. On a worker of p: inline. On a
+   thread outside every pool: on the calling thread, in one of p's external
+   slots (pool_worker_index() then returns the slot's index), or with every
+   slot taken on a worker while the caller blocks. On a worker of another
+   pool: on a worker of p while the caller blocks. The caller runs none of
+   p's other work meanwhile, beyond what fn forks.
+   Errors:  none; a NULL fn does nothing. If p can start no thread, or is
+            being destroyed, fn runs on the caller.
+   Threads: any.
+   Blocks:  until fn returns (see WAITING). */
 POOL_DEF void pool_call(pool *p, pool_fn fn, void *arg);
+
+/* pool_call_on_worker: runs fn(arg) on a worker thread of p and waits, for
+   a function that needs the workers' stack size, pinning or their
+   on_thread_start setup. Inline on a worker of p.
+   Errors:  none; a NULL fn does nothing.
+   Threads: any.
+   Blocks:  until fn returns; the caller runs nothing meanwhile. */
 POOL_DEF void pool_call_on_worker(pool *p, pool_fn fn, void *arg);
+
+/* pool_parallel_for: calls body(arg, lo, hi) on disjoint sub-ranges that
+   together cover [begin, end) exactly once, in parallel. The range is
+   halved by joins that are eager (parallel from the start). grain > 0:
+   halve while a piece is longer than grain (it bounds what one call gets);
+   0: a few pieces per thread, and a piece is cut further when stolen.
+   Errors:  none; an empty range or a NULL body does nothing.
+   Threads: any (from outside the pool, as pool_call).
+   Blocks:  until every sub-range is done (see WAITING). */
 POOL_DEF void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grain,
                                 void (*body)(void *arg, size_t lo, size_t hi), void *arg);
 
-/* scopes */
+/* ---- scopes ------------------------------------------------------------- */
+
+/* pool_scope_init: prepares a caller-owned scope (the stack is fine) for
+   spawns into p. A scope is reusable after its wait.
+   Errors:  none; a NULL s does nothing.
+   Threads: any; the thread and task that initialise it are its origin
+            (see pool_scope_spawn).
+   Blocks:  no (it may create the default pool). */
 POOL_DEF void pool_scope_init(pool_scope *s, pool *p);
+
+/* pool_scope_spawn: queues t in s; t's run may spawn more into s. A busy
+   worker whose deque holds spawn_throttle tasks (8, or num_threads if
+   more), while no worker of the pool is idle and every thread it wants is
+   started, runs a spawn from the scope's origin at once, before it
+   returns: so a task must not wait for anything its spawner does after
+   the spawn, unless spawn_throttle is POOL_SPAWN_THROTTLE_OFF. Spawns
+   from the scope's own tasks, into an outer scope, or into a scope made
+   on another thread are always queued.
+   Errors:  EINVAL: NULL s, t or t->run. EBUSY: t is still queued from an
+            earlier submission. ECANCELED: from outside the pool while it
+            is being destroyed. ECHILD: a pool created before a fork().
+   Threads: any.
+   Blocks:  no, but for a task it runs at once. */
 POOL_DEF int pool_scope_spawn(pool_scope *s, pool_task *t);
+
+/* pool_scope_wait: waits until every task spawned into s before the wait
+   began, directly or nested, has finished, running the scope's own tasks
+   meanwhile; s can then be reused. Any number of threads may wait on s at
+   once, and spawn into it meanwhile.
+   Errors:  none (see pool_scope_wait_status); from inside a task of s it
+            returns at once.
+   Threads: any.
+   Blocks:  until the tasks are done (see WAITING); from outside the pool
+            the caller works in an external slot if one is free. */
 POOL_DEF void pool_scope_wait(pool_scope *s);
+
+/* pool_scope_wait_status: pool_scope_wait, telling why it did not wait.
+   Errors:  0: every task has finished. EINVAL: s is NULL. EDEADLK: called
+            from inside a task of s, or from a join half forked by one, on
+            whatever thread runs it: nothing was waited for.
+   Threads: any.
+   Blocks:  as pool_scope_wait. */
 POOL_DEF int pool_scope_wait_status(pool_scope *s);
 
-/* detached submission */
+/* ---- detached tasks ----------------------------------------------------- */
+
+/* pool_submit: queues a detached task and returns at once; it never runs t
+   on the submitting thread. t must stay valid until its run is called,
+   which may free or reuse it.
+   Errors:  EINVAL: NULL t or t->run. EBUSY: t is still queued. ECANCELED:
+            p's destroy has begun. EAGAIN: p has no worker thread and none
+            could be started (t was not taken). ENOMEM: the default pool
+            could not be created. ECHILD: a pool created before a fork().
+   Threads: any.
+   Blocks:  no. */
 POOL_DEF int pool_submit(pool *p, pool_task *t);
+
+/* pool_submit_batch: queues n tasks, published with one atomic operation
+   (from a worker of p, onto its deque with one announce). All or none are
+   accepted.
+   Errors:  as pool_submit; EINVAL also for a NULL tasks with n > 0 and for
+            any invalid element (none is queued), EBUSY for a task queued
+            twice in the batch.
+   Threads: any.
+   Blocks:  no. */
 POOL_DEF int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n);
 
-/* the blocking pool */
+/* ---- the blocking pool -------------------------------------------------- */
+
+/* pool_submit_blocking: runs t on one of p's blocking threads (see
+   BLOCKING WORK): fire and forget; always run, even by pool_destroy_fast.
+   Errors:  EINVAL: NULL t or t->run. EBUSY: t is still queued. ECANCELED:
+            p's destroy has begun. EAGAIN: no blocking thread exists and
+            none could be started (t was not taken). ECHILD: a pool created
+            before a fork().
+   Threads: any.
+   Blocks:  no. */
 POOL_DEF int pool_submit_blocking(pool *p, pool_task *t);
+
+/* pool_submit_blocking_job: the same for a job that can be waited for and
+   skipped by pool_destroy_fast. Submitted again before its wait, from its
+   own run or after a run nobody waited for, it adds a run, and its wait
+   returns after the last one.
+   Errors:  as pool_submit_blocking; EBUSY also for a job in flight
+            (submitted, not waited for) on another pool.
+   Threads: any.
+   Blocks:  no. */
 POOL_DEF int pool_submit_blocking_job(pool *p, pool_blocking_job *job);
+
+/* pool_wait_blocking_job: waits for a submitted job (and its added runs),
+   once per submission. Waiting after its pool was destroyed is fine.
+   Errors:  0: it ran. ECANCELED: pool_destroy_fast skipped it. EINVAL:
+            NULL, never submitted, or already waited for. ECHILD: in a
+            forked child, a job submitted before the fork and unfinished.
+   Threads: any; on a worker, its pool starts a spare thread while it
+            waits.
+   Blocks:  until the job has run or was skipped. */
 POOL_DEF int pool_wait_blocking_job(pool_blocking_job *job);
+
+/* pool_destroy_fast: pool_destroy, except that queued blocking jobs not
+   marked mandatory are skipped: their on_cancel is called (on this thread)
+   and their wait returns ECANCELED.
+   Errors:  as pool_destroy.
+   Threads: as pool_destroy.
+   Blocks:  as pool_destroy, without waiting for the skipped jobs. */
 POOL_DEF int pool_destroy_fast(pool *p);
 
-/* introspection */
+/* ---- looking inside ----------------------------------------------------- */
+
+/* pool_worker_index: the calling thread's index in its pool: below
+   num_threads for a worker, from there up for a spare, and for a thread
+   working in an external slot (inside pool_call, pool_join,
+   pool_parallel_for or pool_scope_wait from outside) the slot's, the last
+   external_slots indices below pool_worker_index_limit. -1 on any other
+   thread. No two threads of a pool hold one index at the same time.
+   Errors:  none.
+   Threads: any.
+   Blocks:  no. */
 POOL_DEF int pool_worker_index(void);
+
+/* pool_num_threads: p's worker count (num_threads): how many threads it
+   keeps running; 1 if the default pool could not be created.
+   Errors:  none.
+   Threads: any.
+   Blocks:  no (it may create the default pool). */
 POOL_DEF int pool_num_threads(const pool *p);
+
+/* pool_worker_index_limit: one more than the highest index
+   pool_worker_index can return on a thread of p: num_threads +
+   max_spare_threads + external_slots. Size per-thread arrays by it.
+   Errors:  none.
+   Threads: any.
+   Blocks:  no (it may create the default pool). */
 POOL_DEF int pool_worker_index_limit(const pool *p);
+
+/* pool_stats_get: p's counters summed over its workers, spares and slots,
+   and the blocking pool's (see struct pool_stats): a snapshot while p
+   runs, exact once it is quiescent.
+   Errors:  none; a NULL out does nothing.
+   Threads: any.
+   Blocks:  no. */
 POOL_DEF void pool_stats_get(const pool *p, pool_stats *out);
+
+/* pool_worker_stats_get: the counters of one worker, spare or external
+   slot, whether its thread has started, and the CPU it is pinned to.
+   Errors:  EINVAL: out is NULL, or worker is not in 0 ..
+            pool_worker_index_limit(p) - 1. ENOMEM: the default pool could
+            not be created.
+   Threads: any.
+   Blocks:  no. */
 POOL_DEF int pool_worker_stats_get(const pool *p, int worker, pool_worker_stats *out);
+
+/* pool_stats_print: writes the totals and a row per started worker and
+   spare to out, formatted for a terminal, and flushes it.
+   Errors:  EINVAL: out is NULL. The errno of a failed write or flush
+            (ENOSPC, ...), else EIO.
+   Threads: any.
+   Blocks:  on the stream's I/O. */
 POOL_DEF int pool_stats_print(const pool *p, FILE *out);
 
-/* tracing (POOL_TRACE) */
+/* ---- tracing ------------------------------------------------------------ */
+
+/* pool_trace_write: with POOL_TRACE, writes the last POOL_TRACE_EVENTS
+   events of every thread of p to the file at path, in Chrome's trace
+   format (open it in ui.perfetto.dev). Safe while p runs.
+   Errors:  ENOTSUP: built without POOL_TRACE. EINVAL: path is NULL. The
+            errno of fopen (ENOENT, EACCES, ...). EIO: a write error.
+            ENOMEM.
+   Threads: any.
+   Blocks:  on the file's I/O. */
 POOL_DEF int pool_trace_write(const pool *p, const char *path);
 
 #ifdef __cplusplus

@@ -1,0 +1,53 @@
+#!/bin/sh
+# tests/test_docs.sh - every public declaration of pool.h carries its own
+# documentation block, right above it.
+#
+#  - Each function declared with POOL_DEF: a comment that ends on the line
+#    just above the declaration, begins "/* <name>:" and has the lines
+#    "Errors:", "Threads:" and "Blocks:" (what it returns on failure, from
+#    which threads it may be called, what it may block on).
+#  - Each public struct (`struct pool_<name> {`): a comment just above it
+#    that begins "/* pool_<name>:".
+# Only the public part is read: up to the end of its include guard.
+#
+# Run from the repository root; run.sh runs it as part of `make test`.
+awk '
+    /^#endif \/\* POOL_H \*\// { exit }   # the implementation follows
+    # The comment that ends on the line just above a declaration is its block.
+    /^\/\*/ { text = ""; open = 1 }
+    open { text = text "\n" $0 }
+    open && /\*\/[ \t]*$/ { open = 0; ended = NR; block = text; next }
+    /^POOL_DEF / {
+        name = $0
+        sub(/\(.*/, "", name)
+        sub(/.*[ *]/, "", name)
+        functions++
+        if (ended != NR - 1 || index(block, "/* " name ":") != 2) {
+            print "pool.h:" NR ": " name " has no block of its own right above it"
+            bad++
+            next
+        }
+        n = split("Errors: Threads: Blocks:", labels, " ")
+        for (i = 1; i <= n; i++)
+            if (block !~ ("\n   " labels[i] " ")) {
+                print "pool.h:" NR ": " name "'"'"'s block has no \"" labels[i] "\" line"
+                bad++
+            }
+    }
+    /^struct pool_[a-z][a-z_]* \{/ {
+        name = $2
+        structs++
+        if (ended != NR - 1 || index(block, "/* " name ":") != 2) {
+            print "pool.h:" NR ": struct " name " has no block of its own right above it"
+            bad++
+        }
+    }
+    END {
+        if (functions < 20 || structs < 5) {
+            print "test_docs: read only " functions " functions and " structs " structs from pool.h"
+            exit 1
+        }
+        print "test_docs: " functions " public functions and " structs " public structs, " (bad + 0) " without their documentation"
+        exit bad > 0
+    }
+' pool.h
