@@ -5,8 +5,9 @@
 #
 #   1. bench/run.sh with BENCH_QUICK=1: every bench/*.c, and issue 5's workloads on pool.h
 #      (bench/peers/pool_h.c). Needs only a C compiler.
-#   2. bench/peers/run.sh with QUICK=1: the same workloads on every runtime, pool.h, GNU and LLVM
-#      OpenMP, oneTBB and Rayon, checksums compared. Only when PEERS says so:
+#   2. bench/peers/run.sh with QUICK=1: the same workloads on every runtime, pool.h, pool.h-spin
+#      (pool.h with an idle spin budget), GNU and LLVM OpenMP, oneTBB and Rayon, checksums
+#      compared. Only when PEERS says so:
 #        PEERS=1     always (fails if the peers' packages are missing)
 #        PEERS=0     never
 #        PEERS=auto  (default) if `bench/peers/install.sh --check` finds every package installed

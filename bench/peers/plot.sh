@@ -4,6 +4,8 @@
 # per peer, the height pool.h's result divided by that peer's, on a log scale around 1 (every
 # metric is lower-is-better, so a bar below the line is a workload where pool.h does better).
 # A ratio that cannot be drawn (the peer measured 0) is left out and named under the chart.
+# pool.h-spin (pool.h with an idle spin budget, see run.sh) is not a peer and gets no bar: the
+# chart is pool.h's default against the other runtimes; RESULTS.md's table has pool.h-spin.
 dir=${1:-bench/results}
 csv=$dir/latest.csv
 meta=$dir/latest-meta.txt
@@ -28,7 +30,7 @@ range=$(awk -F, -v dat="$dat" '
     NR == 1 {
         for (i = 4; i <= NF && $i != "best_peer"; i++) {
             if ($i == "pool.h") pc = i
-            else peer[++np] = i
+            else if ($i !~ /^pool\.h/) peer[++np] = i
         }
         printf "metric" > dat
         for (j = 1; j <= np; j++) printf "\t%s", $peer[j] >> dat

@@ -14,6 +14,11 @@
 # thread (floor_idle); the table prints them as a note.
 #
 # Every metric is lower-is-better, so ratio = pool.h / best peer: below 1, pool.h is faster.
+#
+# pool.h-spin (the pool.h program with an idle spin budget, see run.sh) is pool.h with another
+# setting, not a peer: it is never the best peer, and ratio stays pool.h's. Its own ratio to the
+# same best peer goes into the CSV's column spin_ratio (after os_floor, so that the columns
+# before it keep their places; empty without pool.h-spin), and into the printed table.
 
 # The median of vals[key, 1..n] (upper median for even n, as the programs take theirs).
 function median(key, n,    i, j, t, a) {
@@ -83,21 +88,26 @@ END {
     # pool.h-spin is pool.h with another setting, not a peer.
     for (j = 1; j <= nrt; j++) if (rt[j] == "pool.h") have_pool = 1; else if (rt[j] !~ /^pool\.h/) npeers++
     compare = have_pool && npeers > 0
+    have_spin = 0
+    for (j = 1; j <= nrt; j++) if (rt[j] == "pool.h-spin") have_spin = 1
+    # Printed column widths: 9, or the runtime's name where it is longer (pool.h-spin).
+    for (j = 1; j <= nrt; j++) wd[j] = length(rt[j]) > 9 ? length(rt[j]) : 9
 
     csv = out "/latest.csv"
     printf "metric,label,unit" > csv
     for (j = 1; j <= nrt; j++) printf ",%s", rt[j] >> csv
-    print ",best_peer,best_peer_value,ratio,target,verdict,os_floor" >> csv
+    print ",best_peer,best_peer_value,ratio,target,verdict,os_floor,spin_ratio" >> csv
 
     printf "\n%-34s %-5s", "workload (" threads " threads)", "unit"
-    for (j = 1; j <= nrt; j++) printf " %9s", rt[j]
+    for (j = 1; j <= nrt; j++) printf " %" wd[j] "s", rt[j]
     if (compare) printf "  %-9s %7s", "best peer", "pool.h/best"
+    if (compare && have_spin) printf " %16s", "pool.h-spin/best"
     printf "\n"
 
     for (i = 1; i <= nm; i++) {
         m = metrics[i]
         if (!(m in unit)) continue
-        best = ""; bestrt = ""
+        best = ""; bestrt = ""; pv = ""; sv = ""
         for (j = 1; j <= nrt; j++) {
             k = m SUBSEP rt[j]
             med[j] = count[k] ? median(k, count[k]) : ""
@@ -106,11 +116,15 @@ END {
                 bad = 1
             }
             if (rt[j] == "pool.h") pv = med[j]
+            else if (rt[j] == "pool.h-spin") sv = med[j]
             else if (rt[j] !~ /^pool\.h/ && med[j] != "" && (best == "" || med[j] < best)) { best = med[j]; bestrt = rt[j] }
         }
         ratio = ""
         if (compare && pv != "" && best != "")
             ratio = best > 0 ? sprintf("%.3f", pv / best) : (pv > 0 ? "inf" : "1.000")
+        sratio = ""
+        if (compare && have_spin && sv != "" && best != "")
+            sratio = best > 0 ? sprintf("%.3f", sv / best) : (sv > 0 ? "inf" : "1.000")
 
         t = target(m); verdict = ""
         if (have_pool && pv != "" && t == "fastest" && ratio != "")
@@ -120,8 +134,9 @@ END {
             verdict = pv <= t ? "met" : sprintf("missed by %.0f%%", (pv / t - 1) * 100)
 
         printf "%-34s %-5s", label(m, size[m]), unit[m]
-        for (j = 1; j <= nrt; j++) printf " %9s", fmt(med[j])
+        for (j = 1; j <= nrt; j++) printf " %" wd[j] "s", fmt(med[j])
         if (compare) printf "  %-9s %7s", bestrt, ratio == "" ? "-" : (ratio == "inf" ? "inf" : sprintf("%.2f", ratio))
+        if (compare && have_spin) printf " %16s", sratio == "" ? "-" : (sratio == "inf" ? "inf" : sprintf("%.2f", sratio))
         printf "\n"
 
         printf "%s,%s,%s", m, label(m, size[m]), unit[m] >> csv
@@ -132,9 +147,9 @@ END {
             if (count[k]) fl = median(k, count[k])
             floor_of[m] = fl
         }
-        printf ",%s,%s,%s,%s,%s,%s\n", bestrt, best == "" ? "" : sprintf("%.6g", best), ratio,
+        printf ",%s,%s,%s,%s,%s,%s,%s\n", bestrt, best == "" ? "" : sprintf("%.6g", best), ratio,
             t == "fastest" ? "fastest" : (t == "" ? "" : "<= " t " " unit[m]), verdict,
-            fl == "" ? "" : sprintf("%.6g", fl) >> csv
+            fl == "" ? "" : sprintf("%.6g", fl), sratio >> csv
         verdicts[i] = verdict; targets[i] = t
     }
 

@@ -19,6 +19,17 @@ if [ "$(sed -n 's/^quick: //p' "$meta")" = 1 ] ||
     exit 1
 fi
 get() { sed -n "s/^$1: //p" "$meta" | head -n 1; }
+# The table's runtimes (the CSV's columns from the 4th up to best_peer): the peers, that is all
+# but pool.h and pool.h-spin (pool.h with another setting), as "a, b and c" for the text ...
+peers=$(head -n 1 "$csv" | awk -F, '{
+    for (i = 4; i <= NF && $i != "best_peer"; i++) if ($i !~ /^pool\.h/) p[++n] = $i
+    for (i = 1; i <= n; i++) s = s (i == 1 ? "" : (i == n ? " and " : ", ")) p[i]
+    print s
+}')
+# ... and whether pool.h-spin is one of them.
+spin=$(head -n 1 "$csv" | awk -F, '{
+    for (i = 4; i <= NF && $i != "best_peer"; i++) if ($i == "pool.h-spin") print 1
+}')
 # The chart's path relative to bench/, where RESULTS.md is.
 case $dir in
 bench/*) chart=${dir#bench/}/ratios.svg ;;
@@ -46,7 +57,10 @@ esac
     for rt in $(get runtimes); do
         echo "- $rt: $(get "$rt")"
     done
-    echo "- runtime settings: every runtime with its defaults ($(get 'knobs unset for the run' | sed 's/^ *//'))."
+    # run.sh unsets every knob it knows and sets one itself, for pool.h-spin (recorded in the
+    # meta as "knobs set for the run"; older runs have no such line).
+    set_knobs=$(get 'knobs set for the run')
+    echo "- runtime settings: every runtime with its defaults ($(get 'knobs unset for the run' | sed 's/^ *//'))${set_knobs:+, except $set_knobs}."
     for rt in gnu-omp llvm-omp; do
         v=$(get "$rt defaults")
         [ -n "$v" ] && echo "  $rt reports: \`$v\`"
@@ -55,17 +69,28 @@ esac
     echo "## Results"
     echo
     echo "Median of each metric; every metric is lower-is-better, the best in bold. *pool.h / best* is pool.h's"
-    echo "result divided by the best of the other four: below 1, pool.h is ahead of all of them."
+    echo "result divided by the best peer's, the best of $peers: below 1, pool.h is ahead of all of them."
+    if [ -n "$spin" ]; then
+        echo "*pool.h-spin* is not a peer but pool.h again: $(get 'pool.h-spin'), an idle spin"
+        echo "budget (how long an idle worker keeps looking for work before it sleeps; the pool.h"
+        echo "column runs with pool.h's default). Its column shows what the spin buys in wake latency"
+        echo "(7) and what it costs in CPU while waking and while idle (7, 8). It is never taken as"
+        echo "the best peer; *pool.h-spin / best* is its result divided by the same best peer's."
+    fi
     echo
     awk -F, "$(cat bench/peers/fmt.awk)"'
+        # sr: the column spin_ratio (pool.h-spin / best peer), when the run had pool.h-spin.
         NR == 1 {
-            for (i = 4; i <= NF && $i != "best_peer"; i++) last = i
+            for (i = 4; i <= NF && $i != "best_peer"; i++) { last = i; if ($i == "pool.h-spin") hs = 1 }
+            for (i = last + 1; i <= NF; i++) if ($i == "spin_ratio" && hs) sr = i
             printf "| workload | unit |"
             for (i = 4; i <= last; i++) printf " %s |", $i
-            print " best peer | pool.h / best |"
+            printf " best peer | pool.h / best |"
+            print sr ? " pool.h-spin / best |" : ""
             printf "|---|---|"
             for (i = 4; i <= last; i++) printf "---:|"
-            print "---|---:|"
+            printf "---|---:|"
+            print sr ? "---:|" : ""
             next
         }
         {
@@ -74,7 +99,9 @@ esac
             printf "| %s | %s |", $2, $3
             for (i = 4; i <= last; i++) printf " %s |", ($i != "" && $i == best) ? "**" fmt($i) "**" : fmt($i)
             r = $(last + 3)
-            printf " %s | %s |\n", $(last + 1), r == "" ? "-" : (r == "inf" ? "inf" : sprintf("%.2f", r))
+            printf " %s | %s |", $(last + 1), r == "" ? "-" : (r == "inf" ? "inf" : sprintf("%.2f", r))
+            if (sr) printf " %s |", $sr == "" ? "-" : ($sr == "inf" ? "inf" : sprintf("%.2f", $sr))
+            printf "\n"
         }' "$csv"
     awk -F, "$(cat bench/peers/fmt.awk)"'
         NR == 1 { for (i = 1; i <= NF; i++) if ($i == "os_floor") c = i; next }
@@ -94,6 +121,7 @@ esac
         echo
         echo "Each bar is pool.h's result divided by one peer's, on a log scale: below the line,"
         echo "pool.h does better than that peer."
+        [ -n "$spin" ] && echo "pool.h-spin has no bars: it is pool.h with another setting, not a peer."
         echo
     fi
     echo "## Issue 5's targets for pool.h"

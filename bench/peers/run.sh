@@ -1,15 +1,20 @@
 #!/bin/sh
 # bench/peers/run.sh - pool.h against GNU OpenMP, LLVM OpenMP, oneTBB and Rayon on the eight
-# workloads of bench/peers/workloads.h, in one run. `make bench-peers` installs what is missing
+# workloads of bench/peers/workloads.h, in one run, and pool.h once more with an idle spin budget
+# (pool.h-spin, see RUNTIMES). `make bench-peers` installs what is missing
 # (bench/peers/install.sh) and calls this.
 #
 #   THREADS=2     threads per runtime
 #   REPS=5        measured repetitions (each a fresh process per workload and runtime, which
 #                 itself does a warm-up run and then up to 10 timed runs, reporting their median;
 #                 the table shows the median over the repetitions)
-#   RUNTIMES="pool.h gnu-omp llvm-omp tbb rayon"   which ones (pool.h alone needs only a C compiler);
-#                 also pool.h-spin: pool.h with the idle spin budget POOL_SPIN_US=5000 (longer
-#                 than wake's 2 ms gap), not in the default list
+#   RUNTIMES="pool.h pool.h-spin gnu-omp llvm-omp tbb rayon"   which ones (pool.h and
+#                 pool.h-spin need only a C compiler). pool.h-spin is the pool.h program run with
+#                 the idle spin budget POOL_SPIN_US=5000 (longer than wake's 2 ms gap), so that
+#                 the table shows what a spin buys on wake and costs on idle next to pool.h's
+#                 default. It is pool.h with another setting, not a peer: the report never
+#                 takes it as the best peer, its ratio stays pool.h / best peer (pool.h-spin's
+#                 own ratio to that peer is a column of its own), and the chart leaves it out.
 #   WORKLOADS="fib nqueens utree quicksort sum submit wake idle"   which ones
 #   QUICK=1       tiny sizes and one repetition, results under build/: a smoke test (CI)
 #   SIZES="fib=25 sum=10000000"   other sizes than the issue's for some workloads (the SIZE
@@ -33,7 +38,10 @@
 
 cd "$(dirname "$0")/../.." || exit 1
 
-ALL_RUNTIMES="pool.h gnu-omp llvm-omp tbb rayon"
+ALL_RUNTIMES="pool.h pool.h-spin gnu-omp llvm-omp tbb rayon"
+# pool.h-spin's budget, in microseconds: longer than wake's 2 ms gap, so that its workers are
+# still awake when the next task arrives.
+SPIN_US=5000
 THREADS=${THREADS:-2}
 RUNTIMES=${RUNTIMES:-$ALL_RUNTIMES}
 WORKLOADS=${WORKLOADS:-fib nqueens utree quicksort sum submit wake idle}
@@ -110,6 +118,10 @@ build() {
 
 echo "== building"
 for rt in $RUNTIMES; do
+    # pool.h-spin runs pool.h's program: built once when both are in the list.
+    if [ "$rt" = pool.h-spin ]; then
+        case " $RUNTIMES " in *" pool.h "*) continue ;; esac
+    fi
     if ! build "$rt"; then
         echo "run.sh: building $rt failed (bench/peers/install.sh installs what the peers need)" >&2
         echo "0 passed, 1 failed"
@@ -139,7 +151,7 @@ pkgver() {
     echo "flags: C and C++ $FLAGS; Rust: cargo build --release (opt-level 3)"
     for rt in $RUNTIMES; do
         case $rt in
-        pool.h-spin) echo "pool.h-spin: the pool.h program with POOL_SPIN_US=5000" ;;
+        pool.h-spin) echo "pool.h-spin: the pool.h program with POOL_SPIN_US=$SPIN_US" ;;
         pool.h) echo "pool.h: pool.h v$(sed -n 's/^#define POOL_VERSION_MAJOR //p' pool.h).$(sed -n 's/^#define POOL_VERSION_MINOR //p' pool.h).$(sed -n 's/^#define POOL_VERSION_PATCH //p' pool.h), $(${CC:-cc} --version | head -n 1)" ;;
         gnu-omp) echo "gnu-omp: libgomp of $(gcc --version | head -n 1) (package gcc $(pkgver gcc))" ;;
         llvm-omp) echo "llvm-omp: libomp-dev $(pkgver libomp-dev), $(clang --version | head -n 1)" ;;
@@ -148,6 +160,11 @@ pkgver() {
         esac
     done
     echo "knobs unset for the run:${knobs_were_set:- none was set}"
+    # The one knob the run sets itself, for pool.h-spin's runs only (results_md.sh quotes it
+    # in its "runtime settings" line, which otherwise says every runtime ran with its defaults).
+    case " $RUNTIMES " in
+    *" pool.h-spin "*) echo "knobs set for the run: POOL_SPIN_US=$SPIN_US for pool.h-spin only" ;;
+    esac
     for rt in gnu-omp llvm-omp; do
         case " $RUNTIMES " in *" $rt "*) ;; *) continue ;; esac
         echo "$rt defaults: $(OMP_DISPLAY_ENV=verbose "$(binary "$rt")" fib 1 2 2>&1 |
@@ -171,7 +188,7 @@ run_one() {
     one_w=$2
     shift 2
     if [ "$one_rt" = pool.h-spin ]; then
-        out=$(POOL_SPIN_US=5000 timeout "$TIMEOUT" "$(binary "$one_rt")" "$one_w" "$THREADS" "$@" 2>"$err")
+        out=$(POOL_SPIN_US=$SPIN_US timeout "$TIMEOUT" "$(binary "$one_rt")" "$one_w" "$THREADS" "$@" 2>"$err")
         rc=$?
         out=$(echo "$out" | sed 's/runtime=pool\.h /runtime=pool.h-spin /')
     else
@@ -267,8 +284,13 @@ awk -v runtimes="$RUNTIMES" -v out="$OUT" -f bench/peers/fmt.awk -f bench/peers/
 rc=$?
 [ "$rc" -ne 0 ] && failures=$((failures + 1))
 
+# The chart needs pool.h and at least one peer (pool.h-spin is not one: plot.sh leaves it out).
+npeers=0
+for rt in $RUNTIMES; do
+    case $rt in pool.h*) ;; *) npeers=$((npeers + 1)) ;; esac
+done
 if [ -s "$OUT/latest.csv" ] && case " $RUNTIMES " in *" pool.h "*) true ;; *) false ;; esac &&
-   [ "$(echo "$RUNTIMES" | wc -w)" -gt 1 ]; then
+   [ "$npeers" -gt 0 ]; then
     if command -v gnuplot >/dev/null 2>&1; then
         if sh bench/peers/plot.sh "$OUT"; then
             echo "chart: $OUT/ratios.png, $OUT/ratios.svg"
