@@ -4,7 +4,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-.PHONY: all test test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
+.PHONY: all test test-debug test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
 	bench-stats bench-smoke bench-peers bench-results bench-scaling portability clean
 
 all: examples
@@ -26,7 +26,12 @@ test-valgrind:
 	sh tests/need.sh valgrind valgrind
 	CC="$(CC)" SANITIZE=valgrind BUILD=$(BUILD)/tests-valgrind sh tests/run.sh
 
-check: test test-tsan test-asan test-valgrind readme
+# The same tests with the implementation's invariant checks compiled in
+# (POOL_DEBUG: POOL__INVARIANT in pool.h).
+test-debug:
+	CC="$(CC)" CFLAGS="$(CFLAGS) -Werror -DPOOL_DEBUG" BUILD=$(BUILD)/tests-debug sh tests/run.sh
+
+check: test test-debug test-tsan test-asan test-valgrind readme
 
 # tests/test_soak.c at full size: 10^8 joins and 10^7 outside submits, at 1
 # and at 16 threads, with POOL_CHAOS widening every race window (make test

@@ -263,7 +263,11 @@
                           replace malloc/free; define both or neither;
                           `user` is pool_config.user (NULL for the default
                           pool and for process-wide allocations)
-     POOL_ASSERT(x)       internal consistency checks (default assert)
+     POOL_ASSERT(x)       how a failed internal check is reported (default
+                          assert)
+     POOL_DEBUG           compile in the invariant checks the implementation
+                          states on its paths (off by default: some run at
+                          every join)
      POOL_NO_FUTEX        use the portable mutex/condvar wait instead of futex
      POOL_TRACE           record events for pool_trace_write (costs a clock
                           read and a few stores per event)
@@ -791,6 +795,17 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
 #ifndef POOL_ASSERT
 #include <assert.h>
 #define POOL_ASSERT(x) assert(x)
+#endif
+
+/* POOL__INVARIANT(x) states an invariant on a path where it holds. It is
+   checked (through POOL_ASSERT) only when POOL_DEBUG is defined: a build
+   without NDEBUG, such as `make bench`'s, must not pay for it, and the
+   fork-join path runs some of these at every join. `make test-debug` runs
+   the suite with them. */
+#ifdef POOL_DEBUG
+#define POOL__INVARIANT(x) POOL_ASSERT(x)
+#else
+#define POOL__INVARIANT(x) ((void)0)
 #endif
 
 #ifdef POOL_STATIC
@@ -1588,7 +1603,7 @@ static pool__deque_buffer *pool__deque_buffer_new(int64_t capacity, void *user) 
 }
 
 static int pool__deque_init(pool__deque *d, int64_t capacity, void *alloc_user) {
-    POOL_ASSERT(capacity > 0 && (capacity & (capacity - 1)) == 0);
+    POOL__INVARIANT(capacity > 0 && (capacity & (capacity - 1)) == 0);
     d->top = 0;
     d->bottom = 0;
     d->alloc_user = alloc_user;
@@ -2578,7 +2593,8 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
     POOL__TRACE(p, POOL__EV_SLEEP_BEGIN, 0);
     while (POOL__LOAD(&w->latch, POOL__RELAXED) == POOL__SLEEPING)
         pool__wait(&w->latch, POOL__SLEEPING);
-    /* The waker moved us SLEEPING -> SET and un-counted us. */
+    /* The waker moved us SLEEPING -> SET and un-counted us; only w leaves SET. */
+    POOL__INVARIANT(POOL__LOAD(&w->latch, POOL__RELAXED) == POOL__SET);
     POOL__TRACE(p, POOL__EV_SLEEP_END, 0);
     POOL__COUNT(w->stats.wakeups, 1);
     pool__latch_reset(w);
@@ -2974,6 +2990,11 @@ static pool_scope *pool__scope_of(const pool_task *t) {
    run (its run may submit it again). Returns its scope. */
 static pool_scope *pool__unmark_queued(pool_task *t) {
     pool_scope *scope = pool__scope_of(t);
+    /* A user's task leaves a queue, or is refused, with its mark: one run
+       twice from one submission, or taken from a queue it never entered,
+       is caught here. The pool's own call jobs carry no mark. */
+    POOL__INVARIANT(pool__is_call_job(t) ||
+                    ((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & POOL__QUEUED));
     POOL__STORE(&t->pool__scope, scope, POOL__RELAXED);
     return scope;
 }
@@ -3085,7 +3106,9 @@ static void pool__clamp_run_base(pool__worker *w) {
 /* The end of w's innermost run: its frame is freed, and everything w
    pushes from here on belongs to the run it was nested in. */
 static void pool__run_end(pool__worker *w, int64_t outer_base) {
-    uint32_t depth = --w->run_depth;
+    uint32_t depth;
+    POOL__INVARIANT(w->run_depth > 0); /* a run begun */
+    depth = --w->run_depth;
     if (depth < POOL__FRAMES) POOL__STORE(&w->frames[depth].run, 0, POOL__RELEASE);
     w->run_base = outer_base;
     pool__clamp_run_base(w); /* the inner run's waits may have popped below it */
@@ -3098,7 +3121,9 @@ static void pool__run_end(pool__worker *w, int64_t outer_base) {
    w's current run instead: nobody but w waits for it, and what it pushes
    belongs to that run too. */
 POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
-    pool_scope *scope = pool__unmark_queued(t);
+    pool_scope *scope;
+    POOL__INVARIANT(w == pool__current);
+    scope = pool__unmark_queued(t);
     pool__body outer = pool__body_begin(w, pool__enclosing_scope(t, scope));
     int64_t outer_base = 0;
     POOL__COUNT(w->stats.jobs_run, 1);
@@ -3607,7 +3632,7 @@ static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt, int *
         if ((scope || pool__is_call_job(t)) &&
             !(below && POOL__LOAD(&w->deque.bottom, POOL__RELAXED) == bottom)) {
             int rc = pool__deque_push(&w->deque, t); /* where it was */
-            POOL_ASSERT(rc == 0);
+            POOL__INVARIANT(rc == 0);
             (void)rc;
             break;
         }
@@ -3905,7 +3930,7 @@ static void pool__slot_give_back(pool *p, pool__worker *w) {
     uint32_t bit = (uint32_t)1 << ((uint32_t)w->index - p->max_workers), before;
     pool_task *t, *first = NULL, *last = NULL;
     size_t n = 0;
-    POOL_ASSERT(w->run_depth == 0 && w->wait_depth == 0 && !w->lazy_newest);
+    POOL__INVARIANT(w->run_depth == 0 && w->wait_depth == 0 && !w->lazy_newest);
     while ((t = pool__deque_pop(&w->deque)) != NULL) {
         if (last) last->pool__next = t;
         else first = t;
@@ -3914,6 +3939,7 @@ static void pool__slot_give_back(pool *p, pool__worker *w) {
     }
     if (first) pool__hand_off(p, first, last, n);
     before = POOL__FETCH_AND(&p->slots_taken, ~bit, POOL__RELEASE);
+    POOL__INVARIANT(before & bit); /* w held the slot */
     if ((before & POOL__SLOTS_WAITER) && !(before & POOL__SLOTS_MASK & ~bit))
         pool__wake_all(&p->slots_taken);
 }
@@ -4410,6 +4436,7 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
                                   void *b_arg, pool__fork mode) {
     pool__lazy_join f;
     pool_task *t;
+    POOL__INVARIANT(w == pool__current); /* the list and the deque are w's own */
     f.job.fn = b;
     f.job.arg = b_arg;
     f.promoted = 0;
@@ -4421,6 +4448,7 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
     else if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED) || pool__wants_threads(w->home))
         pool__promote(w);
     a(a_arg);
+    POOL__INVARIANT(w->lazy_newest == &f); /* a's joins have all ended */
     w->lazy_newest = f.older;
     if (!f.promoted) {
         /* Asked again here too: a first half that forked the last time
@@ -4429,7 +4457,7 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
         b(b_arg);
         return;
     }
-    POOL_ASSERT(w->lazy_promoted == &f); /* newer ones have ended */
+    POOL__INVARIANT(w->lazy_promoted == &f); /* newer ones have ended */
     w->lazy_promoted = f.promoted_before;
     t = pool__deque_pop(&w->deque);
     if (t == &f.job.task || pool__join_slow(w, &f.job, t)) b(b_arg);
@@ -4641,7 +4669,9 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
 static void pool__scope_task_done(pool_scope *s) {
     /* acq_rel: release publishes this task's effects; the acquire of the
        last decrement sees every other task's and the waiter's fields. */
-    if (POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL) == 1) pool__latch_set(&s->pool__done);
+    size_t before = POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL);
+    POOL__INVARIANT((before & ~POOL__SCOPE_UNWAITED) != 0); /* counted when spawned */
+    if (before == 1) pool__latch_set(&s->pool__done);
 }
 
 /* Counts a task about to be posted into s. At zero a wait is finishing:
@@ -4758,7 +4788,7 @@ static void pool__scope_wait_done(pool_scope *s, pool *p) {
             state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
             continue;
         }
-        POOL_ASSERT(!(state & (POOL__LATCH_DONE | POOL__LATCH_WAITING)));
+        POOL__INVARIANT(!(state & (POOL__LATCH_DONE | POOL__LATCH_WAITING)));
         if (POOL__CAS(&s->pool__done.state, &state, state | POOL__LATCH_OWNED, POOL__ACQUIRE,
                       POOL__ACQUIRE))
             break;

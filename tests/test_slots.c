@@ -518,8 +518,10 @@ static void take_own_announces(void) {
     atomic_store(&rest_runs, 0);
     for (i = 0; i < 1000; i++) {
         rest_tasks[i] = (pool_task)POOL_TASK_INIT(rest_task);
+        CHECK(pool__mark_queued(&rest_tasks[i], NULL) == 0); /* as a submission marks it */
         rest_tasks[i].pool__next = i < 999 ? &rest_tasks[i + 1] : &mine;
     }
+    CHECK(pool__mark_queued(&mine, NULL) == 0);
     mine.pool__next = NULL;
     pool__injector_repush(&sorted->injector, &rest_tasks[0], &mine);
     memset(&wt, 0, sizeof wt);

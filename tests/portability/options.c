@@ -1,7 +1,9 @@
 /* options.c - the compile-time options: POOL_MALLOC and POOL_FREE with a
- * user context, and POOL_ASSERT. Every allocation of a pool created with
- * cfg.user = &counter goes through the counting allocator with that
- * pointer; after pool_destroy the count is back to zero. */
+ * user context, and POOL_ASSERT with POOL_DEBUG. Every allocation of a pool
+ * created with cfg.user = &counter goes through the counting allocator with
+ * that pointer; after pool_destroy the count is back to zero. The invariant
+ * checks that POOL_DEBUG compiles in report through the POOL_ASSERT given
+ * here, which counts them. */
 #include <stddef.h> /* a compiler header: pool.h must still come before any libc header */
 
 /* The allocator is declared before pool.h and defined after it: with a
@@ -16,6 +18,7 @@ static long asserts_checked;
 #define POOL_FREE(ptr, user) port_free((ptr), (user))
 #define POOL_ASSERT(x) \
     ((x) ? (void)__atomic_fetch_add(&asserts_checked, 1, __ATOMIC_RELAXED) : port_assert_failed(#x))
+#define POOL_DEBUG
 #define POOL_IMPLEMENTATION
 #include "pool.h"
 

@@ -192,7 +192,7 @@ static_twice() {
     run_prog "$WORK/prog"
 }
 
-# options CC: POOL_MALLOC + POOL_FREE with a user pointer, and POOL_ASSERT.
+# options CC: POOL_MALLOC + POOL_FREE with a user pointer, and POOL_ASSERT with POOL_DEBUG.
 options() {
     need "$1" || return 1
     compile "$1" -std=c99 $WFLAGS -I. -pthread $DIR/options.c -o "$WORK/prog" || return 1
