@@ -2,7 +2,7 @@
 # tests/test_example_trace.sh - examples/trace.c writes a trace that
 # Perfetto's format accepts: built as its header says (-O2 -pthread), run,
 # and its file checked by examples/tools/trace2svg.c --check (the strict
-# JSON parser and Chrome-trace checker of tests/trace_json.h: every event,
+# JSON parser and Chrome-trace checker of examples/tools/trace_json.h: every event,
 # the order of each lane, the nesting of its spans), then drawn.
 #
 # Environment: CC, CFLAGS, BUILD (run.sh sets them). Run from the

@@ -1,5 +1,5 @@
 /* test_trace.c - POOL_TRACE: the file pool_trace_write writes for a real
- * run is a valid Chrome trace (tests/trace_json.h checks every event, the
+ * run is a valid Chrome trace (examples/tools/trace_json.h checks every event, the
  * order of each lane and the nesting of its spans), its lanes are named
  * as documented, and what it records agrees with the pool's own counters:
  * per worker, as many job spans as jobs run, steals as jobs stolen,
@@ -10,7 +10,7 @@
 #define POOL_TRACE
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
-#include "trace_json.h"
+#include "../examples/tools/trace_json.h"
 #include "test.h"
 
 

@@ -1,9 +1,9 @@
 /* test_trace_json.c - the JSON parser and the trace checker of
- * tests/trace_json.h, on hand-written texts: each good one must parse to
+ * examples/tools/trace_json.h, on hand-written texts: each good one must parse to
  * exactly the values written, each bad one must be rejected with the
  * message that names its fault.
  */
-#include "trace_json.h"
+#include "../examples/tools/trace_json.h"
 #include "test.h"
 
 static char err[512];

@@ -9,9 +9,9 @@
  * Options: --width PX (default 1200), --title TEXT. `make trace-svg` runs
  * examples/trace.c and draws its trace into build/trace.svg.
  *
- * The trace is checked first (tests/trace_json.h: the same checker the
- * tests use) and refused with a message if it is not valid. Lanes run top
- * to bottom by tid: workers, then blocking threads (tid 100000 + k), then
+ * The trace is checked first (trace_json.h, beside this file: the same
+ * checker the tests use) and refused with a message if it is not valid.
+ * Lanes run top to bottom by tid: workers, then blocking threads (tid 100000 + k), then
  * threads outside the pool (200000 + k), each labelled with its thread name.
  * In a lane, a "job" is a blue bar, darker and thinner for each job it
  * runs inside (a join that runs other work while it waits); "blocking" is
@@ -27,7 +27,7 @@
  * whose B was lost when the writer's ring buffer overflowed is not drawn;
  * a span still open at the end runs to the end of the trace.
  */
-#include "../../tests/trace_json.h"
+#include "trace_json.h"
 
 #define LEVELS 4       /* nesting levels drawn apart; deeper ones as the last */
 #define LANE_H 18      /* px */

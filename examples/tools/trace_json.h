@@ -1,9 +1,10 @@
 /* trace_json.h - a strict JSON parser and a checker for the Chrome trace
  * event files that pool_trace_write() writes (POOL_TRACE).
  *
- * C99 and libc only, everything static: include it in one .c file. Used by
- * tests/test_trace_json.c, by the tests that check a real trace, and by
- * examples/tools/trace2svg.c, which draws one.
+ * C99 and libc only, everything static: include it in one .c file. It
+ * lives beside trace2svg.c, the tool that checks a trace with it before it
+ * draws one; the tests include it from here (tests/test_trace_json.c
+ * checks the checker, and the tests of a real trace use it).
  *
  * JSON (RFC 8259, nothing more): objects, arrays, strings with every escape
  * (a \u escape of a UTF-16 surrogate must be half of a pair), numbers in the
