@@ -286,6 +286,27 @@
      POOL_CHAOS           testing only: random yields and short sleeps at
                           each protocol step, to widen race windows
 
+   CONTENTS of the implementation, in file order; search for the tag
+   (">>sleep") to jump to a section:
+     >>platform           atomics, threads, wait/wake, CPU count, yield
+     >>deque              the Chase-Lev deque
+     >>injector           the queue for work posted from outside
+     >>pool               the pool and worker structures
+     >>tracing            the event rings of POOL_TRACE
+     >>sleep              the counters word, the CoreLatch, progressive sleep
+     >>latches            waiting for one job
+     >>lazy               lazy joins: forks promoted only when asked for
+     >>loop               the worker loop: finding work, running it
+     >>waiting            what a thread runs while it waits
+     >>slots              external slots: outside callers doing the work
+     >>monitor            the monitor thread: thread-start retries, heartbeat
+     >>api-lifecycle      pool_create, pool_destroy, fork(), the default pool
+     >>api-fork-join      pool_join, pool_call, pool_parallel_for
+     >>api-scopes         scopes and detached tasks
+     >>api-trace          pool_trace_write
+     >>api-introspection  worker indices and stats
+     >>blocking           the blocking pool
+
    DESIGN (the implementation explains each protocol where it lives)
      - Each worker owns a Chase-Lev deque (Le, Pop, Cohen, Zappa Nardelli,
        PPoPP 2013): push/pop at the bottom by the owner, steal at the top by
@@ -295,7 +316,7 @@
        worker empties with one atomic exchange (ABA-free by construction),
        unless its caller works in an external slot: a deque like a
        worker's, with no thread of its own.
-     - Sleep follows rayon's protocol: one 64-bit counter word (sleeping,
+     - Sleep uses a jobs event counter: one 64-bit counter word (sleeping,
        inactive, jobs event counter), a 4-state latch per worker (UNSET,
        SLEEPY, SLEEPING, SET) that doubles as its futex word, progressive
        sleep, and the rule that a waker, not the sleeper, un-counts a
@@ -815,7 +836,7 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
 #endif
 
 /* ------------------------------------------------------------------------ */
-/* Platform: atomics, threads, wait/wake, CPU count, yield                  */
+/* Platform: atomics, threads, wait/wake, CPU count, yield       >>platform */
 /*                                                                          */
 /* Everything the protocols need from the system is in this section.        */
 /* ------------------------------------------------------------------------ */
@@ -907,8 +928,8 @@ typedef CONDITION_VARIABLE pool__cond;
 typedef INIT_ONCE pool__once_flag;
 #define POOL__MUTEX_INIT SRWLOCK_INIT
 #define POOL__ONCE_INIT INIT_ONCE_STATIC_INIT
-#define POOL__THREAD_PROC(name) unsigned __stdcall name(void *arg)
-typedef unsigned(__stdcall *pool__thread_proc)(void *);
+typedef unsigned pool__thread_result;
+#define POOL__THREAD_CALL __stdcall
 #else
 typedef pthread_t pool__thread;
 typedef pthread_mutex_t pool__mutex;
@@ -916,9 +937,12 @@ typedef pthread_cond_t pool__cond;
 typedef pthread_once_t pool__once_flag;
 #define POOL__MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
 #define POOL__ONCE_INIT PTHREAD_ONCE_INIT
-#define POOL__THREAD_PROC(name) void *name(void *arg)
-typedef void *(*pool__thread_proc)(void *);
+typedef void *pool__thread_result;
+#define POOL__THREAD_CALL
 #endif
+/* A thread's entry point: `static pool__thread_result POOL__THREAD_CALL
+   name(void *arg)`, returning 0. */
+typedef pool__thread_result(POOL__THREAD_CALL *pool__thread_proc)(void *);
 
 /* Tests make thread creation fail on purpose: they define
    POOL__THREAD_CREATE to the name of their own function, which has this
@@ -1110,7 +1134,7 @@ static int pool__cond_wait_until(pool__cond *c, pool__mutex *m, uint64_t deadlin
 #endif
 
 /* A thread that returns at once, started by pool__stack_size_ok. */
-static POOL__THREAD_PROC(pool__probe_main) {
+static pool__thread_result POOL__THREAD_CALL pool__probe_main(void *arg) {
     (void)arg;
     return 0;
 }
@@ -1556,7 +1580,7 @@ static void pool__thread_set_name(const char *name) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Deque: Chase-Lev work-stealing deque, C11 version (Le et al. 2013)       */
+/* Deque: the Chase-Lev work-stealing deque (C11, Le et al. 2013)   >>deque */
 /*                                                                          */
 /* The owner pushes and pops at `bottom`; thieves take from `top`. Indices  */
 /* are signed 64-bit and only grow, so they never wrap in practice, and     */
@@ -1572,7 +1596,7 @@ static void pool__thread_set_name(const char *name) {
 /*    reads the new bottom, and finds the deque empty.                      */
 /*                                                                          */
 /* Growth never frees: a thief may have loaded the old buffer pointer and   */
-/* still read a slot from it (Blitz frees it here: a use-after-free). Old   */
+/* still read a slot from it (freeing it here is a use-after-free). Old     */
 /* buffers are chained to the new one and freed by pool__deque_destroy.     */
 /* Buffers double, so the retired ones together are smaller than the live   */
 /* one. Growth may fail for lack of memory; push then returns ENOMEM and    */
@@ -1716,7 +1740,7 @@ static int64_t pool__deque_len(pool__deque *d) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Injector: the queue for work posted from outside the pool                */
+/* Injector: the queue for work posted from outside the pool     >>injector */
 /*                                                                          */
 /* A Treiber stack whose consumers never pop one node: they take the whole  */
 /* stack with one atomic read-modify-write. That is what makes it ABA-safe  */
@@ -1803,7 +1827,7 @@ static int pool__injector_has_work(pool__injector *q) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* The pool and its workers                                                 */
+/* The pool and its workers                                          >>pool */
 /* ------------------------------------------------------------------------ */
 
 /* A run a worker has under way that other threads may help with: see the
@@ -1823,7 +1847,7 @@ typedef struct pool__worker {
     pool__deque deque;
     /* The worker's CoreLatch (see the sleep section) and its futex word.
        Other threads write it, so it has a cache line to itself. */
-    POOL__ALIGNED uint32_t latch;
+    POOL__ALIGNED uint32_t core_latch;
     /* Set by other threads that want work of this worker's, read at every
        join (see the lazy joins section): a cache line of its own. */
     POOL__ALIGNED uint32_t promote_wanted;
@@ -1852,7 +1876,7 @@ typedef struct pool__worker {
 } pool__worker;
 
 /* The blocking pool (see its section). Everything is guarded by `lock`
-   except the counters in `metrics`, which are written under the lock and
+   except the counters in `stats`, which are written under the lock and
    read without it by pool_stats_get. */
 typedef struct pool__blocking {
     pool__mutex lock;
@@ -1868,7 +1892,7 @@ typedef struct pool__blocking {
     pool__thread last_exited;
     struct {
         uint64_t threads, idle, queued, run, skipped, started, failed;
-    } metrics;
+    } stats;
 } pool__blocking;
 
 /* The monitor thread (see pool__monitor_main): retries thread starts that
@@ -1907,7 +1931,7 @@ struct pool {
     uint32_t fork_generation; /* pool__fork_generation when created, see pool__inherited */
     pool *inherited_next;     /* in a fork's child: the list of parents' default pools */
 #ifdef POOL_TRACE
-    struct pool__trace *trace;
+    struct pool__trace_buffer *trace;
 #endif
 
     /* The sleep counters: see the sleep section. */
@@ -1991,8 +2015,8 @@ static pool__worker *pool__worker_at(pool *p, uint32_t index) {
 /* The pool whose blocking thread this is, NULL on every other thread. */
 static POOL__THREAD_LOCAL pool *pool__blocking_home;
 
-static POOL__THREAD_PROC(pool__worker_main);
-static POOL__THREAD_PROC(pool__monitor_main);
+static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg);
+static pool__thread_result POOL__THREAD_CALL pool__monitor_main(void *arg);
 
 /* A new worker for slot `index` of p, its deque ready; NULL: no memory. */
 static pool__worker *pool__worker_new(pool *p, uint32_t index) {
@@ -2037,11 +2061,11 @@ static void pool__monitor_retry(pool *p) {
    read again under the lock, so that a start under way for somebody else
    does not hide a park that came meanwhile. Called when work is posted
    that no awake worker can take, and when a worker parks. A poster never
-   blocks on the lock (wait_for_lock 0): whoever holds it is starting a
+   blocks on the lock (POOL__LOCK_TRY): whoever holds it is starting a
    thread, which will look for that work and wake or start more if it
    finds plenty, or starts none and looks again after its unlock, as the
-   poster leaves it word to (spawn_again). A parker waits for the lock (wait_for_lock 1): the
-   holder may have read the count before the park, and nobody else would
+   poster leaves it word to (spawn_again). A parker waits for the lock
+   (POOL__LOCK_WAIT): the holder may have read the count before the park, and nobody else would
    start the parker's spare. A failed start is counted and tried again
    later, by the monitor thread while the pool is short of threads and by
    the next post; the pool carries on with the threads it has, and with
@@ -2051,7 +2075,7 @@ static void pool__monitor_retry(pool *p) {
    A poster tries again no sooner than POOL__SPAWN_RETRY_NS after a
    failure: a system out of threads fails every thread creation, each one
    costly, and otherwise every join would try one. A waiter whose pool has
-   no thread at all, or that parks (wait_for_lock 1), tries at once. */
+   no thread at all, or that parks (POOL__LOCK_WAIT), tries at once. */
 #define POOL__SPAWN_RETRY_NS 1000000
 
 /* The threads p should have started: num_threads, and a spare for each
@@ -2068,7 +2092,13 @@ POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
     return want < p->max_workers ? want : p->max_workers;
 }
 
-static uint32_t pool__spawn_locked(pool *p, int spares);
+/* How a thread start takes spawn_lock (see pool__spawn), and which count
+   of threads it starts up to: num_threads, or with a spare for each
+   worker parked in a wait (see pool__threads_wanted). */
+typedef enum { POOL__LOCK_TRY, POOL__LOCK_WAIT } pool__lock_wait;
+typedef enum { POOL__NO_SPARES, POOL__SPARES } pool__spare_rule;
+
+static uint32_t pool__spawn_locked(pool *p, pool__spare_rule spares);
 static uint32_t pool__spawn_unlock(pool *p, uint32_t started);
 
 /* Takes spawn_lock if it is free (returns 1), or leaves word for its
@@ -2093,32 +2123,34 @@ static int pool__spawn_trylock(pool *p) {
    lock free, or held by a later holder, which looks in turn.
    The lock's other holders are a new worker's start-up, which looks for
    work itself, and pool_destroy. */
-static uint32_t pool__spawn(pool *p, int wait_for_lock, int spares) {
+static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_rule spares) {
     uint32_t started, limit;
     uint64_t retry;
     /* Relaxed: a stale value only costs one extra trip to the lock. */
     started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
     /* seq_cst: see pool__threads_wanted. */
-    limit = spares ? pool__threads_wanted(p, POOL__SEQ_CST) : (uint32_t)p->num_threads;
+    limit = spares == POOL__SPARES ? pool__threads_wanted(p, POOL__SEQ_CST)
+                                   : (uint32_t)p->num_threads;
     if (started >= limit) return started;
     /* Relaxed: a hint; the lock below decides. While the pool has no
        thread at all every post tries: nobody else would run its work. */
     retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
-    if (!wait_for_lock && started && retry && pool__now_ns() < retry) return started;
-    if (wait_for_lock) pool__mutex_lock(&p->spawn_lock);
+    if (wait_for_lock == POOL__LOCK_TRY && started && retry && pool__now_ns() < retry)
+        return started;
+    if (wait_for_lock == POOL__LOCK_WAIT) pool__mutex_lock(&p->spawn_lock);
     else if (!pool__spawn_trylock(p)) return started;
     return pool__spawn_unlock(p, pool__spawn_locked(p, spares));
 }
 
 /* pool__spawn's work under spawn_lock: starts one thread if p has fewer
    than it should. */
-static uint32_t pool__spawn_locked(pool *p, int spares) {
+static uint32_t pool__spawn_locked(pool *p, pool__spare_rule spares) {
     uint32_t started = p->threads_started, limit = (uint32_t)p->num_threads;
     pool__worker *w;
     /* Relaxed: a park before the previous holder's unlock is seen through
        the lock; a later one is its parker's to start, or the poster's that
        sets spawn_again. */
-    if (spares) limit = pool__threads_wanted(p, POOL__RELAXED);
+    if (spares == POOL__SPARES) limit = pool__threads_wanted(p, POOL__RELAXED);
     if (!p->spawn_closed && started < limit) {
         w = pool__worker_new(p, started);
         if (w && pool__thread_start(&w->thread, pool__worker_main, w, p->stack_size) == 0) {
@@ -2148,12 +2180,12 @@ static uint32_t pool__spawn_unlock(pool *p, uint32_t started) {
            to retry. */
         if (POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED)) return started;
         if (!pool__spawn_trylock(p)) return started;
-        started = pool__spawn_locked(p, 1); /* a poster's limit: with spares */
+        started = pool__spawn_locked(p, POOL__SPARES); /* a poster's limit */
     }
 }
 
 /* ------------------------------------------------------------------------ */
-/* Tracing (POOL_TRACE)                                                     */
+/* Tracing (POOL_TRACE)                                           >>tracing */
 /*                                                                          */
 /* Each thread that does something in a pool writes timestamped events to  */
 /* a lane of its own: worker i to lane i, blocking threads and threads      */
@@ -2199,7 +2231,7 @@ typedef struct pool__trace_lane {
     int blocking;                /* shared lanes: claimed by a blocking thread */
 } pool__trace_lane;
 
-struct pool__trace {
+struct pool__trace_buffer {
     uint64_t start_ns;
     uint64_t id; /* tells a pool from a later one at the same address */
     int lanes;   /* pool__trace_own_lanes + POOL__TRACE_SHARED_LANES */
@@ -2219,8 +2251,8 @@ static int pool__trace_own_lanes(const pool *p) { return (int)(p->max_workers + 
 
 static int pool__trace_init(pool *p) {
     int lanes = pool__trace_own_lanes(p) + POOL__TRACE_SHARED_LANES;
-    size_t size = sizeof(struct pool__trace) + (size_t)(lanes - 1) * sizeof(pool__trace_lane);
-    p->trace = (struct pool__trace *)pool__alloc_aligned(size, p->user);
+    size_t size = sizeof(struct pool__trace_buffer) + (size_t)(lanes - 1) * sizeof(pool__trace_lane);
+    p->trace = (struct pool__trace_buffer *)pool__alloc_aligned(size, p->user);
     if (!p->trace) return ENOMEM;
     memset(p->trace, 0, size);
     p->trace->lanes = lanes;
@@ -2254,7 +2286,7 @@ static int pool__trace_lane_ready(pool *p, pool__trace_lane *lane) {
    is cached too, so that such a thread does not rescan (and write to)
    the lanes at every event. */
 static pool__trace_lane *pool__trace_shared_lane(pool *p) {
-    struct pool__trace *tr = p->trace;
+    struct pool__trace_buffer *tr = p->trace;
     uintptr_t me = (uintptr_t)&pool__trace_cache; /* unique among live threads */
     pool__trace_lane *found = NULL;
     int blocking = pool__blocking_home == p, i;
@@ -2315,10 +2347,11 @@ static void pool__trace(pool *p, uint32_t kind, uint32_t arg) {
 #endif
 
 /* ------------------------------------------------------------------------ */
-/* Sleep: the counters word, the CoreLatch, and progressive sleep           */
+/* Sleep: the counters word, the CoreLatch, and progressive sleep   >>sleep */
 /*                                                                          */
-/* This is rayon-core's protocol (its sleep/README.md explains it at        */
-/* length); what follows is the part a reader of this code needs.           */
+/* The protocol of a jobs event counter with a 4-state latch per worker     */
+/* (README's prior art names where it comes from); what follows is the      */
+/* part a reader of this code needs.                                        */
 /*                                                                          */
 /* p->counters packs three fields so one atomic access reads them all:      */
 /*    bits  0-15  sleeping   workers registered as blocked (or about to)    */
@@ -2370,7 +2403,7 @@ static void pool__trace(pool *p, uint32_t kind, uint32_t arg) {
 #define POOL__ONE_INACTIVE ((uint64_t)1 << 16)
 #define POOL__ONE_JEC ((uint64_t)1 << 32)
 
-enum { POOL__UNSET = 0, POOL__SLEEPY = 1, POOL__SLEEPING = 2, POOL__SET = 3 };
+enum { POOL__CORE_UNSET = 0, POOL__CORE_SLEEPY = 1, POOL__CORE_SLEEPING = 2, POOL__CORE_SET = 3 };
 
 /* Progressive sleep: this many fruitless searches, each followed by a
    yield, before a worker announces it is sleepy; one more search after
@@ -2426,16 +2459,16 @@ static void pool__sub_sleeping(pool *p) {
 
 /* A waker found w asleep or about to sleep: make it search again. */
 static int pool__wake_sleeper(pool *p, pool__worker *w) {
-    uint32_t s = POOL__LOAD(&w->latch, POOL__RELAXED); /* validated by the CAS */
+    uint32_t s = POOL__LOAD(&w->core_latch, POOL__RELAXED); /* validated by the CAS */
     POOL__CHAOS();
-    while (s == POOL__SLEEPY || s == POOL__SLEEPING) {
+    while (s == POOL__CORE_SLEEPY || s == POOL__CORE_SLEEPING) {
         /* Release: the woken worker's reset (acquire) sees the work that
            was posted before this wake-up. */
-        if (POOL__CAS(&w->latch, &s, POOL__SET, POOL__RELEASE, POOL__RELAXED)) {
-            if (s == POOL__SLEEPING) {
+        if (POOL__CAS(&w->core_latch, &s, POOL__CORE_SET, POOL__RELEASE, POOL__RELAXED)) {
+            if (s == POOL__CORE_SLEEPING) {
                 pool__sub_sleeping(p);
                 POOL__TRACE(p, POOL__EV_WAKE, w->index);
-                pool__wake_one(&w->latch);
+                pool__wake_one(&w->core_latch);
             }
             return 1;
         }
@@ -2454,10 +2487,10 @@ static uint32_t pool__wake_any(pool *p, uint32_t n) {
 /* Wakes w whatever it is doing, for a latch it waits on or for shutdown.
    Release: w's reset (acquire) sees what the caller wrote before. */
 static void pool__notify_worker(pool__worker *w) {
-    if (POOL__XCHG(&w->latch, POOL__SET, POOL__RELEASE) == POOL__SLEEPING) {
+    if (POOL__XCHG(&w->core_latch, POOL__CORE_SET, POOL__RELEASE) == POOL__CORE_SLEEPING) {
         pool__sub_sleeping(w->home);
         POOL__TRACE(w->home, POOL__EV_WAKE, w->index);
-        pool__wake_one(&w->latch);
+        pool__wake_one(&w->core_latch);
     }
 }
 
@@ -2469,7 +2502,7 @@ static void pool__notify_worker(pool__worker *w) {
    can take, start another thread (wait_for_lock: see pool__spawn).
    Returns how many awake idle workers it counted on to take the jobs. */
 POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int queue_was_empty,
-                                        int wait_for_lock) {
+                                        pool__lock_wait wait_for_lock) {
     uint32_t sleeping = pool__sleeping_of(c), inactive = pool__inactive_of(c);
     /* A woken worker may leave idle before its waker un-counts it asleep,
        so for a moment sleeping can exceed inactive. */
@@ -2479,7 +2512,7 @@ POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int que
     else if (awake_idle < n) to_wake = n - awake_idle;
     if (to_wake > sleeping) to_wake = sleeping;
     if (to_wake) woken = pool__wake_any(p, to_wake);
-    if (awake_idle + woken < n) pool__spawn(p, wait_for_lock, 1);
+    if (awake_idle + woken < n) pool__spawn(p, wait_for_lock, POOL__SPARES);
     return awake_idle;
 }
 
@@ -2488,19 +2521,23 @@ POOL__COLD uint32_t pool__wake_for_jobs(pool *p, uint64_t c, uint32_t n, int que
 static uint32_t pool__announce_injected(pool *p, size_t n, int queue_was_empty) {
     POOL__CHAOS();
     return pool__wake_for_jobs(p, pool__jec_post(p), n > 65535 ? 65535 : (uint32_t)n,
-                               queue_was_empty, 0);
+                               queue_was_empty, POOL__LOCK_TRY);
 }
 
+/* Work posted to the injector: new (refused once it is closed), or
+   accepted earlier and given back (never refused). */
+typedef enum { POOL__INJECT_NEW, POOL__INJECT_ACCEPTED } pool__inject_kind;
+
 /* Injects the chain first..last of n tasks and wakes workers for them.
-   ECANCELED if the injector is closed, unless even_if_closed (work that
-   was accepted earlier and is given back). *awake (if not NULL): whether
+   ECANCELED if the injector is closed, unless the work was accepted
+   earlier. *awake (if not NULL): whether
    an awake worker was there to take the work, or it waits for a thread
    to wake up or start. */
-static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n, int even_if_closed,
-                        int *awake) {
+static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n,
+                        pool__inject_kind kind, int *awake) {
     int was_empty = 0; /* given-back work: others were already looking */
     uint32_t awake_idle;
-    if (even_if_closed) pool__injector_repush(&p->injector, first, last);
+    if (kind == POOL__INJECT_ACCEPTED) pool__injector_repush(&p->injector, first, last);
     else if (pool__injector_push(&p->injector, first, last, &was_empty) != 0) return ECANCELED;
     POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
     POOL__TRACE(p, POOL__EV_INJECT, n > UINT32_MAX ? UINT32_MAX : n);
@@ -2515,7 +2552,7 @@ static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n, in
    sleeper's announce reads this value or a later one, and so sees the
    moved tasks; or it came first, and then the post changes the JEC under
    the sleeper's feet. wait_for_lock: see pool__spawn. */
-static void pool__new_moved_jobs(pool__worker *w, uint32_t n, int wait_for_lock) {
+static void pool__new_moved_jobs(pool__worker *w, uint32_t n, pool__lock_wait wait_for_lock) {
     pool *p = w->home;
     uint64_t c = pool__jec_post_from(p, POOL__FETCH_ADD(&p->counters, 0, POOL__SEQ_CST));
     pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n, wait_for_lock);
@@ -2536,26 +2573,26 @@ POOL__INLINE void pool__new_local_jobs(pool__worker *w, uint32_t n) {
     if (pool__sleeping_of(c) == 0 &&
         POOL__LOAD(&p->threads_started, POOL__RELAXED) >= pool__threads_wanted(p, POOL__RELAXED))
         return;
-    pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n, 0);
+    pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n, POOL__LOCK_TRY);
 }
 
 /* Back to UNSET, consuming a SET if there is one. Acquire pairs with the
    release of whoever set it, so the search that follows sees what they
    announced (a finished job, shutdown, new work). An exchange, not a
    store: a store could overwrite a SET without synchronising with it. */
-static void pool__latch_reset(pool__worker *w) {
-    POOL__XCHG(&w->latch, POOL__UNSET, POOL__ACQUIRE);
+static void pool__core_latch_reset(pool__worker *w) {
+    POOL__XCHG(&w->core_latch, POOL__CORE_UNSET, POOL__ACQUIRE);
 }
 
 /* The last step of progressive sleep. Returns when w should search again. */
 static void pool__sleep(pool__worker *w, pool__idle *idle) {
     pool *p = w->home;
-    uint32_t s = POOL__UNSET;
+    uint32_t s = POOL__CORE_UNSET;
     uint64_t c;
     /* Relaxed: a SET that beats this CAS is consumed by the reset below,
        one that comes after it makes the SLEEPY -> SLEEPING CAS fail. */
-    if (!POOL__CAS(&w->latch, &s, POOL__SLEEPY, POOL__RELAXED, POOL__RELAXED)) {
-        pool__latch_reset(w);
+    if (!POOL__CAS(&w->core_latch, &s, POOL__CORE_SLEEPY, POOL__RELAXED, POOL__RELAXED)) {
+        pool__core_latch_reset(w);
         idle->rounds = 0;
         return;
     }
@@ -2565,7 +2602,7 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
         if (pool__jec_of(c) != idle->jec) {
             /* Work was posted since the announce: search, and if that
                fails, announce again and retry the sleep. */
-            pool__latch_reset(w);
+            pool__core_latch_reset(w);
             idle->rounds = POOL__ROUNDS_UNTIL_SLEEPY;
             return;
         }
@@ -2577,27 +2614,27 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
        (pool_destroy also wakes every worker; this just saves a round).
        The SLEEPY -> SLEEPING CAS is relaxed: only the latch's own order of
        modifications matters (a waker's SET before it makes it fail), and
-       what the waker published arrives through pool__latch_reset. */
+       what the waker published arrives through pool__core_latch_reset. */
     POOL__CHAOS();
-    s = POOL__SLEEPY;
+    s = POOL__CORE_SLEEPY;
     if (pool__injector_has_work(&p->injector) || POOL__LOAD(&p->terminating, POOL__ACQUIRE) ||
-        !POOL__CAS(&w->latch, &s, POOL__SLEEPING, POOL__RELAXED, POOL__RELAXED)) {
+        !POOL__CAS(&w->core_latch, &s, POOL__CORE_SLEEPING, POOL__RELAXED, POOL__RELAXED)) {
         /* Still SLEEPY, so no waker un-counted us: do it ourselves. */
         pool__sub_sleeping(p);
-        pool__latch_reset(w);
+        pool__core_latch_reset(w);
         idle->rounds = 0;
         return;
     }
     POOL__COUNT(w->stats.sleeps, 1);
     if (idle->woken) POOL__COUNT(w->stats.wakeups_wasted, 1);
     POOL__TRACE(p, POOL__EV_SLEEP_BEGIN, 0);
-    while (POOL__LOAD(&w->latch, POOL__RELAXED) == POOL__SLEEPING)
-        pool__wait(&w->latch, POOL__SLEEPING);
+    while (POOL__LOAD(&w->core_latch, POOL__RELAXED) == POOL__CORE_SLEEPING)
+        pool__wait(&w->core_latch, POOL__CORE_SLEEPING);
     /* The waker moved us SLEEPING -> SET and un-counted us; only w leaves SET. */
-    POOL__INVARIANT(POOL__LOAD(&w->latch, POOL__RELAXED) == POOL__SET);
+    POOL__INVARIANT(POOL__LOAD(&w->core_latch, POOL__RELAXED) == POOL__CORE_SET);
     POOL__TRACE(p, POOL__EV_SLEEP_END, 0);
     POOL__COUNT(w->stats.wakeups, 1);
-    pool__latch_reset(w);
+    pool__core_latch_reset(w);
     idle->rounds = 0;
     idle->woken = 1;
 }
@@ -2643,7 +2680,7 @@ static void pool__no_work_found(pool__worker *w, pool__idle *idle) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Latches: waiting for one job                                             */
+/* Latches: waiting for one job                                   >>latches */
 /*                                                                          */
 /* A latch is set once per round, by the thread that finished the job, and  */
 /* its waiters poll it while they help (see the waiting section) and block  */
@@ -2761,7 +2798,7 @@ static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_sc
 
 /* ------------------------------------------------------------------------ */
 /* Lazy joins: a fork that touches no shared memory until someone can take  */
-/* it                                                                       */
+/* it                                                                >>lazy */
 /*                                                                          */
 /* pool_join on a worker records its second half in a frame on its own      */
 /* stack, linked into the worker's list of the joins of the task it runs    */
@@ -2888,13 +2925,13 @@ POOL__COLD void pool__promote(pool__worker *w) {
         sleeping = pool__sleeping_of(c);
         awake_idle = pool__inactive_of(c) > sleeping ? pool__inactive_of(c) - sleeping : 0;
         if (sleeping && awake_idle < queued)
-            pool__new_moved_jobs(w, queued > 65535 ? 65535 : (uint32_t)queued, 0);
+            pool__new_moved_jobs(w, queued > 65535 ? 65535 : (uint32_t)queued, POOL__LOCK_TRY);
         return;
     }
     while (n < 65535 && (f = pool__lazy_next(w)) != NULL && pool__lazy_push(w, f) == 0) n++;
     if (!n) return;
     POOL__COUNT(w->stats.joins_promoted, n);
-    pool__new_moved_jobs(w, n, 0);
+    pool__new_moved_jobs(w, n, POOL__LOCK_TRY);
 }
 
 /* Sets v's promote_wanted unless it is set already (a load first: the
@@ -2959,7 +2996,7 @@ static void pool__heartbeat_resume(pool *p) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Worker loop: finding work, running it                                    */
+/* Worker loop: finding work, running it                             >>loop */
 /* ------------------------------------------------------------------------ */
 
 static void pool__scope_task_done(pool_scope *s);
@@ -3366,8 +3403,8 @@ static int pool__work_visible(pool *p) {
 
 /* w stops being idle (it found work). Posters that saw it idle counted on
    it to take their work and woke nobody for it; it may have taken other
-   work instead. Rayon wakes two sleepers here regardless, which for work
-   that trickles in wakes threads that find nothing. Here w looks first:
+   work instead. Waking two sleepers here regardless, as one could, would
+   wake threads that find nothing whenever work trickles in. Here w looks first:
    if work is still visible (the deque w stole from has more, or any queue
    does), it wakes one sleeper, or with none asleep and no other searcher
    awake, starts a thread; that is how a big batch from outside starts
@@ -3380,7 +3417,8 @@ static void pool__leave_idle(pool__worker *w, int more) {
     pool *p = w->home;
     uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__SEQ_CST);
     POOL__CHAOS();
-    if (more || pool__work_visible(p)) pool__wake_for_jobs(p, c - POOL__ONE_INACTIVE, 1, 0, 0);
+    if (more || pool__work_visible(p))
+        pool__wake_for_jobs(p, c - POOL__ONE_INACTIVE, 1, 0, POOL__LOCK_TRY);
     pool__heartbeat_resume(p);
 }
 
@@ -3408,7 +3446,7 @@ static void pool__worker_loop(pool__worker *w) {
                 if (idle.spin_from) pool__spin_end(w, &idle, pool__now_ns());
             }
             idle.woken = 0;
-            if (moved) pool__new_moved_jobs(w, moved, 0);
+            if (moved) pool__new_moved_jobs(w, moved, POOL__LOCK_TRY);
             pool__execute(w, t, 1);
             continue;
         }
@@ -3443,7 +3481,7 @@ static void pool__format_thread_name(char *out, const char *prefix, int index,
     out[len] = 0;
 }
 
-static POOL__THREAD_PROC(pool__worker_main) {
+static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
     pool__worker *w = (pool__worker *)arg;
     pool *p = w->home;
     char name[16];
@@ -3470,7 +3508,7 @@ static POOL__THREAD_PROC(pool__worker_main) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Waiting: what a thread runs while it waits                               */
+/* Waiting: what a thread runs while it waits                     >>waiting */
 /*                                                                          */
 /* A thread waits when what it asked for runs elsewhere: a join whose       */
 /* second half was stolen, a scope, a call from outside the pool or from    */
@@ -3599,7 +3637,7 @@ POOL__INLINE void pool__wait_leave(pool__worker *w) {
    into the injector, where any worker's main loop finds them. */
 static void pool__hand_off(pool *p, pool_task *first, pool_task *last, size_t n) {
     last->pool__next = NULL;
-    pool__inject(p, first, last, n, 1, NULL);
+    pool__inject(p, first, last, n, POOL__INJECT_ACCEPTED, NULL);
 }
 
 /* From w's own deque, for a waiter: the newest task if it is a task of the
@@ -3727,9 +3765,9 @@ static void pool__park_begin(pool__worker *w) {
     if (!slot) POOL__FETCH_ADD(&p->parked, 1, POOL__SEQ_CST);
     POOL__STORE(&w->stats.waits_parked, w->stats.waits_parked + 1, POOL__RELAXED); /* a statistic */
     if (left > 0)
-        pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left, 1);
+        pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left, POOL__LOCK_WAIT);
     else if (!slot && pool__work_visible(p))
-        pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), 1, 0, 1);
+        pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), 1, 0, POOL__LOCK_WAIT);
 }
 
 static void pool__park_end(pool__worker *w) {
@@ -3839,7 +3877,7 @@ static void pool__wait_elsewhere(pool__worker *w, const pool__awaited *wt, int s
                    for a start already under way. Once one exists it stays
                    until pool_destroy, which runs what is left itself. */
                 if (!tried_spawn++ && !POOL__LOAD(&p->workers_gone, POOL__ACQUIRE) &&
-                    pool__spawn(p, 1, 0) > 0)
+                    pool__spawn(p, POOL__LOCK_WAIT, POOL__NO_SPARES) > 0)
                     continue;
                 if ((t = pool__take_own(p, wt)) != NULL) {
                     pool__execute_helping(p, t);
@@ -3865,7 +3903,7 @@ static void pool__wait_join(pool__worker *w, pool__call_job *job) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* External slots: outside callers that do the work                         */
+/* External slots: outside callers that do the work                 >>slots */
 /*                                                                          */
 /* A thread outside every pool that calls into p (pool_call, pool_join,     */
 /* pool_parallel_for, pool_scope_wait) would otherwise inject its work and  */
@@ -3971,7 +4009,7 @@ static void pool__run_in_slot(pool *p, pool__worker *w, pool__call_job *job) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* The monitor thread                                                       */
+/* The monitor thread                                             >>monitor */
 /*                                                                          */
 /* One per pool, started with its first worker: it retries thread starts    */
 /* that failed while the pool is short of threads, even when nothing else   */
@@ -4022,7 +4060,7 @@ static int pool__short_of_threads(pool *p) {
            pool__work_visible(p);
 }
 
-static POOL__THREAD_PROC(pool__monitor_main) {
+static pool__thread_result POOL__THREAD_CALL pool__monitor_main(void *arg) {
     pool *p = (pool *)arg;
     pool__monitor *m = &p->monitor;
     uint64_t backoff = POOL__RETRY_FIRST_NS, next_retry = 0, next_beat = 0;
@@ -4053,7 +4091,7 @@ static POOL__THREAD_PROC(pool__monitor_main) {
         if (next_retry && now >= next_retry) {
             m->retry = 0, next_retry = 0;
             pool__mutex_unlock(&m->lock);
-            if (pool__short_of_threads(p)) pool__spawn(p, 1, 1);
+            if (pool__short_of_threads(p)) pool__spawn(p, POOL__LOCK_WAIT, POOL__SPARES);
             pool__mutex_lock(&m->lock);
             if (m->retry && backoff < POOL__RETRY_MAX_NS) backoff *= 2;
         }
@@ -4073,7 +4111,7 @@ static void pool__monitor_stop(pool *p) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Public API: lifecycle                                                    */
+/* Public API: lifecycle                                    >>api-lifecycle */
 /* ------------------------------------------------------------------------ */
 
 /* fork(). The child of a fork has one thread, the one that called fork;
@@ -4313,7 +4351,11 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     return 0;
 }
 
-static int pool__destroy(pool *p, int skip_optional) {
+/* pool_destroy runs every accepted job; pool_destroy_fast skips the
+   blocking jobs not marked mandatory. */
+typedef enum { POOL__DESTROY_RUN_ALL, POOL__DESTROY_SKIP_OPTIONAL } pool__destroy_mode;
+
+static int pool__destroy(pool *p, pool__destroy_mode mode) {
     pool__worker *w = pool__current;
     pool_task *t;
     uint32_t i, started;
@@ -4335,7 +4377,7 @@ static int pool__destroy(pool *p, int skip_optional) {
     pool__injector_close(&p->injector);
     /* Blocking tasks first: the workers keep running while they finish,
        so a task that waits for one, or that one waits for, completes. */
-    pool__blocking_shutdown(p, skip_optional);
+    pool__blocking_shutdown(p, mode == POOL__DESTROY_SKIP_OPTIONAL);
     pool__mutex_lock(&p->spawn_lock);
     p->spawn_closed = 1;
     started = p->threads_started;
@@ -4358,12 +4400,14 @@ static int pool__destroy(pool *p, int skip_optional) {
     return 0;
 }
 
-POOL__IMPL int pool_destroy(pool *p) { return pool__destroy(p, 0); }
+POOL__IMPL int pool_destroy(pool *p) { return pool__destroy(p, POOL__DESTROY_RUN_ALL); }
 
-POOL__IMPL int pool_destroy_fast(pool *p) { return pool__destroy(p, 1); }
+POOL__IMPL int pool_destroy_fast(pool *p) {
+    return pool__destroy(p, POOL__DESTROY_SKIP_OPTIONAL);
+}
 
 /* ------------------------------------------------------------------------ */
-/* Public API: fork-join                                                    */
+/* Public API: fork-join                                    >>api-fork-join */
 /* ------------------------------------------------------------------------ */
 
 /* Runs fn(arg) on p and waits, from a thread that is not a worker of p: on
@@ -4385,7 +4429,7 @@ static void pool__call_remote(pool *p, pool_fn fn, void *arg, int on_worker) {
         pool__run_in_slot(p, slot, &job);
         return;
     }
-    if (pool__inject(p, &job.task, &job.task, 1, 0, &awake) != 0) {
+    if (pool__inject(p, &job.task, &job.task, 1, POOL__INJECT_NEW, &awake) != 0) {
         /* p is being destroyed: its workers may be gone. */
         fn(arg);
         return;
@@ -4525,7 +4569,7 @@ POOL__IMPL void pool_call_on_worker(pool *p, pool_fn fn, void *arg) {
 }
 
 /* parallel_for: recursive halving on top of join. With grain 0 the split
-   is adaptive, in the spirit of rayon's splitter: a range is cut into
+   is adaptive, a splitter that follows theft: a range is cut into
    about num_threads pieces, and a piece cut further only when it was
    stolen, i.e. when some worker was idle enough to take it. Loops whose
    work is spread evenly pay for a handful of joins; uneven ones split
@@ -4604,7 +4648,7 @@ POOL__IMPL void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grai
 }
 
 /* ------------------------------------------------------------------------ */
-/* Public API: scopes and detached tasks                                    */
+/* Public API: scopes and detached tasks                       >>api-scopes */
 /* ------------------------------------------------------------------------ */
 
 /* Posts one task that the caller has already validated: onto the caller's
@@ -4615,7 +4659,7 @@ static int pool__post(pool *p, pool_task *t) {
         pool__new_local_jobs(w, 1);
         return 0;
     }
-    return pool__inject(p, t, t, 1, 0, NULL);
+    return pool__inject(p, t, t, 1, POOL__INJECT_NEW, NULL);
 }
 
 /* A scope counts its unfinished tasks plus a reference held until its
@@ -4835,7 +4879,7 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
        the pool). Refuse it instead, untaken. (Once a thread exists it
        stays until destroy. Acquire: pairs with pool__spawn's release.) */
     if ((!w || pool__is_slot(w)) && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 &&
-        pool__spawn(p, 1, 0) == 0)
+        pool__spawn(p, POOL__LOCK_WAIT, POOL__NO_SPARES) == 0)
         return EAGAIN;
     for (i = 0; i < n; i++)
         if (pool__mark_queued(tasks[i], NULL) != 0) { /* queued already, or twice in the batch */
@@ -4851,12 +4895,12 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
         if (pushed) { /* out of memory part-way: the rest, already accepted, is injected */
             for (n -= pushed, tasks += pushed, i = 0; i + 1 < n; i++)
                 tasks[i]->pool__next = tasks[i + 1];
-            pool__inject(p, tasks[0], tasks[n - 1], n, 1, NULL);
+            pool__inject(p, tasks[0], tasks[n - 1], n, POOL__INJECT_ACCEPTED, NULL);
             return 0;
         }
     }
     for (i = 0; i + 1 < n; i++) tasks[i]->pool__next = tasks[i + 1];
-    if (pool__inject(p, tasks[0], tasks[n - 1], n, 0, NULL) != 0) {
+    if (pool__inject(p, tasks[0], tasks[n - 1], n, POOL__INJECT_NEW, NULL) != 0) {
         for (i = 0; i < n; i++) pool__unmark_queued(tasks[i]);
         return ECANCELED;
     }
@@ -4864,7 +4908,7 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Public API: the trace file                                               */
+/* Public API: the trace file                                   >>api-trace */
 /*                                                                          */
 /* Chrome's trace event format, which Perfetto and chrome://tracing open:   */
 /* per lane a thread_name record, then its events in time order. Jobs,      */
@@ -5009,7 +5053,7 @@ POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Public API: introspection                                                */
+/* Public API: introspection                            >>api-introspection */
 /* ------------------------------------------------------------------------ */
 
 POOL__IMPL int pool_worker_index(void) { return pool__current ? pool__current->index : -1; }
@@ -5074,13 +5118,13 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
     out->spares_started = started - out->threads_started;
     out->threads_failed = POOL__LOAD(&p->threads_failed, POOL__RELAXED);
     out->num_threads = p->num_threads;
-    out->blocking_threads = POOL__LOAD(&p->blocking.metrics.threads, POOL__RELAXED);
-    out->blocking_idle_threads = POOL__LOAD(&p->blocking.metrics.idle, POOL__RELAXED);
-    out->blocking_queue_depth = POOL__LOAD(&p->blocking.metrics.queued, POOL__RELAXED);
-    out->blocking_tasks_run = POOL__LOAD(&p->blocking.metrics.run, POOL__RELAXED);
-    out->blocking_tasks_skipped = POOL__LOAD(&p->blocking.metrics.skipped, POOL__RELAXED);
-    out->blocking_threads_started = POOL__LOAD(&p->blocking.metrics.started, POOL__RELAXED);
-    out->blocking_threads_failed = POOL__LOAD(&p->blocking.metrics.failed, POOL__RELAXED);
+    out->blocking_threads = POOL__LOAD(&p->blocking.stats.threads, POOL__RELAXED);
+    out->blocking_idle_threads = POOL__LOAD(&p->blocking.stats.idle, POOL__RELAXED);
+    out->blocking_queue_depth = POOL__LOAD(&p->blocking.stats.queued, POOL__RELAXED);
+    out->blocking_tasks_run = POOL__LOAD(&p->blocking.stats.run, POOL__RELAXED);
+    out->blocking_tasks_skipped = POOL__LOAD(&p->blocking.stats.skipped, POOL__RELAXED);
+    out->blocking_threads_started = POOL__LOAD(&p->blocking.stats.started, POOL__RELAXED);
+    out->blocking_threads_failed = POOL__LOAD(&p->blocking.stats.failed, POOL__RELAXED);
 }
 
 POOL__IMPL int pool_worker_stats_get(const pool *cp, int worker, pool_worker_stats *out) {
@@ -5149,12 +5193,13 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Blocking pool                                                            */
+/* Blocking pool                                                 >>blocking */
 /*                                                                          */
 /* Blocking work (file I/O, locks, sleeps) must not run on the workers:     */
 /* every blocked worker is a core's worth of fork-join lost. It runs on     */
 /* separate threads, started on demand up to max_blocking_threads and gone  */
-/* after blocking_keep_alive_ms idle. This is Volt's design, minus its bugs:*/
+/* after blocking_keep_alive_ms idle, with the three guarantees below that  */
+/* such pools are easy to get wrong:                                        */
 /*                                                                          */
 /* One mutex guards a FIFO of intrusive tasks, the thread counts and        */
 /* `notified`; a condvar wakes idle threads. A blocking task takes          */
@@ -5179,19 +5224,19 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
 /*                                                                          */
 /* Nothing queued waits forever: a thread exits only when the queue is      */
 /* empty (checked under the lock), and a submit that finds no thread and    */
-/* cannot start one does not queue the task but returns EAGAIN. (Volt       */
-/* queues it, and it waits forever.)                                        */
+/* cannot start one does not queue the task but returns EAGAIN (queued,     */
+/* it would wait forever).                                                  */
 /*                                                                          */
 /* No handle is left unjoined: an exiting thread leaves its own handle for  */
-/* the next one to join, and joins the one left before it (Volt's chain).   */
+/* the next one to join, and joins the one left before it (a chain).        */
 /* pool_destroy joins the last; by induction that one joined all the rest.  */
 /* The last thread to leave on keep-alive detaches itself instead, since    */
 /* nobody may come after it.                                                */
 /*                                                                          */
 /* Shutdown runs every queued task; pool_destroy_fast skips the jobs not    */
 /* marked mandatory, and tells their owners: on_cancel is called and        */
-/* pool_wait_blocking_job returns ECANCELED. (Volt drops them silently, and */
-/* whoever waits for one waits forever.)                                    */
+/* pool_wait_blocking_job returns ECANCELED (dropped silently, a job would  */
+/* leave whoever waits for it waiting forever).                             */
 /* ------------------------------------------------------------------------ */
 
 #define POOL__DEFAULT_MAX_BLOCKING 512
@@ -5222,9 +5267,9 @@ static void pool__blocking_free(pool__blocking *b) {
     pool__mutex_destroy(&b->lock);
 }
 
-/* The metrics are written under the lock (so one writer at a time) and
+/* The stats are written under the lock (so one writer at a time) and
    read without it: a relaxed load and store, as for POOL__COUNT. */
-#define POOL__METRIC_ADD(b, field, n) POOL__COUNTER_ADD((b)->metrics.field, (uint64_t)(n))
+#define POOL__BLOCKING_COUNT(b, field, n) POOL__COUNTER_ADD((b)->stats.field, (uint64_t)(n))
 
 /* Queue operations, under the lock. */
 static void pool__blocking_push(pool__blocking *b, pool_task *t) {
@@ -5232,7 +5277,7 @@ static void pool__blocking_push(pool__blocking *b, pool_task *t) {
     if (b->tail) b->tail->pool__next = t;
     else b->head = t;
     b->tail = t;
-    POOL__METRIC_ADD(b, queued, 1);
+    POOL__BLOCKING_COUNT(b, queued, 1);
 }
 
 static pool_task *pool__blocking_pop(pool__blocking *b) {
@@ -5240,7 +5285,7 @@ static pool_task *pool__blocking_pop(pool__blocking *b) {
     if (!t) return NULL;
     b->head = t->pool__next;
     if (!b->head) b->tail = NULL;
-    POOL__METRIC_ADD(b, queued, -1);
+    POOL__BLOCKING_COUNT(b, queued, -1);
     return t;
 }
 
@@ -5254,7 +5299,7 @@ static void pool__blocking_spin(pool__blocking *b) {
     b->spinning++;
     pool__mutex_unlock(&b->lock);
     /* Relaxed: a hint; the queue is read under the lock afterwards. */
-    for (round = 0; !POOL__LOAD(&b->metrics.queued, POOL__RELAXED); round++) {
+    for (round = 0; !POOL__LOAD(&b->stats.queued, POOL__RELAXED); round++) {
         POOL__CPU_RELAX();
         if (round % 64 == 63 && pool__now_ns() > until) break;
     }
@@ -5267,10 +5312,10 @@ static void pool__blocking_spin(pool__blocking *b) {
 static int pool__blocking_idle_wait(pool__blocking *b) {
     uint64_t deadline = pool__now_ns() + b->keep_alive_ns;
     int timed_out = 0;
-    POOL__METRIC_ADD(b, idle, 1);
+    POOL__BLOCKING_COUNT(b, idle, 1);
     while (!b->head && !b->shutdown && !b->notified && !timed_out)
         timed_out = pool__cond_wait_until(&b->work_ready, &b->lock, deadline);
-    POOL__METRIC_ADD(b, idle, -1);
+    POOL__BLOCKING_COUNT(b, idle, -1);
     if (b->notified) {
         b->notified--;
         return 1;
@@ -5280,7 +5325,7 @@ static int pool__blocking_idle_wait(pool__blocking *b) {
 
 static void pool__blocking_job_run(pool_task *t);
 
-static POOL__THREAD_PROC(pool__blocking_main) {
+static pool__thread_result POOL__THREAD_CALL pool__blocking_main(void *arg) {
     pool *p = (pool *)arg;
     pool__blocking *b = &p->blocking;
     pool__thread previous;
@@ -5301,7 +5346,7 @@ static POOL__THREAD_PROC(pool__blocking_main) {
             t->run(t);
             POOL__TRACE(p, POOL__EV_BLOCKING_END, 0);
             pool__mutex_lock(&b->lock);
-            if (!is_job) POOL__FETCH_ADD(&b->metrics.run, 1, POOL__RELAXED);
+            if (!is_job) POOL__FETCH_ADD(&b->stats.run, 1, POOL__RELAXED);
             if (!b->head && !b->shutdown) pool__blocking_spin(b);
         } else if (b->shutdown || !pool__blocking_idle_wait(b)) {
             break;
@@ -5310,9 +5355,9 @@ static POOL__THREAD_PROC(pool__blocking_main) {
 #ifdef POOL_TRACE
     pool__trace_release_lane(p);
 #endif
-    POOL__METRIC_ADD(b, threads, -1);
+    POOL__BLOCKING_COUNT(b, threads, -1);
     have_previous = b->have_last_exited, previous = b->last_exited;
-    if (b->metrics.threads == 0 && !b->shutdown) {
+    if (b->stats.threads == 0 && !b->shutdown) {
         /* The last one out on keep-alive: no thread may exit after it to
            join it, and the pool may never be destroyed (the default pool
            is not), so it detaches itself and leaves nothing behind. */
@@ -5321,7 +5366,7 @@ static POOL__THREAD_PROC(pool__blocking_main) {
     } else {
         b->have_last_exited = 1, b->last_exited = pool__thread_self();
     }
-    if (b->metrics.threads == 0) pool__cond_broadcast(&b->all_exited);
+    if (b->stats.threads == 0) pool__cond_broadcast(&b->all_exited);
     pool__mutex_unlock(&b->lock);
     /* From here on p may be freed: pool_destroy waits only for the lock
        and then joins this thread, which first joins its predecessor. */
@@ -5336,12 +5381,12 @@ static int pool__blocking_spawn(pool *p) {
     pool__thread t;
     memset(&t, 0, sizeof t);
     if (pool__thread_start(&t, pool__blocking_main, p, p->stack_size) != 0) {
-        POOL__METRIC_ADD(b, failed, 1);
+        POOL__BLOCKING_COUNT(b, failed, 1);
         return EAGAIN;
     }
     pool__thread_forget(t); /* joined through pool__thread_self, see pool__blocking_main */
-    POOL__METRIC_ADD(b, threads, 1);
-    POOL__METRIC_ADD(b, started, 1);
+    POOL__BLOCKING_COUNT(b, threads, 1);
+    POOL__BLOCKING_COUNT(b, started, 1);
     return 0;
 }
 
@@ -5353,14 +5398,14 @@ static int pool__blocking_submit(pool *p, pool_task *t) {
     pool__mutex_lock(&b->lock);
     if (b->shutdown) {
         rc = ECANCELED;
-    } else if (b->metrics.queued < b->spinning) {
+    } else if (b->stats.queued < b->spinning) {
         pool__blocking_push(b, t); /* a spinner takes it */
-    } else if (b->metrics.idle > b->notified) {
+    } else if (b->stats.idle > b->notified) {
         b->notified++;
         pool__blocking_push(b, t);
         pool__cond_signal(&b->work_ready);
-    } else if ((b->metrics.threads < b->max_threads && pool__blocking_spawn(p) == 0) ||
-               b->metrics.threads > 0) {
+    } else if ((b->stats.threads < b->max_threads && pool__blocking_spawn(p) == 0) ||
+               b->stats.threads > 0) {
         pool__blocking_push(b, t);
     } else {
         rc = EAGAIN; /* no thread, and none could be started */
@@ -5408,7 +5453,7 @@ static void pool__blocking_job_run(pool_task *t) {
     pool *p = POOL__LOAD(&job->pool__pool, POOL__RELAXED); /* set by the submit before */
     job->run(job);
     /* Counted before the waiter can return, so that it sees its own job. */
-    POOL__FETCH_ADD(&p->blocking.metrics.run, 1, POOL__RELAXED);
+    POOL__FETCH_ADD(&p->blocking.stats.run, 1, POOL__RELAXED);
     pool__blocking_job_finish(job, 0);
 }
 
@@ -5486,7 +5531,7 @@ static void pool__blocking_shutdown(pool *p, int skip_optional) {
             *link = t->pool__next;
             t->pool__next = skipped;
             skipped = t;
-            POOL__METRIC_ADD(b, queued, -1);
+            POOL__BLOCKING_COUNT(b, queued, -1);
         } else {
             b->tail = t;
             link = &t->pool__next;
@@ -5500,12 +5545,12 @@ static void pool__blocking_shutdown(pool *p, int skip_optional) {
         t = skipped->pool__next;
         pool__unmark_queued(skipped);
         if (job->on_cancel) job->on_cancel(job);
-        POOL__FETCH_ADD(&b->metrics.skipped, 1, POOL__RELAXED);
+        POOL__FETCH_ADD(&b->stats.skipped, 1, POOL__RELAXED);
         pool__blocking_job_finish(job, ECANCELED);
     }
 
     pool__mutex_lock(&b->lock);
-    while (b->metrics.threads > 0) pool__cond_wait(&b->all_exited, &b->lock);
+    while (b->stats.threads > 0) pool__cond_wait(&b->all_exited, &b->lock);
     pool__mutex_unlock(&b->lock);
     if (b->have_last_exited) pool__thread_join(b->last_exited);
 }

@@ -32,7 +32,7 @@ static atomic_int creation_fails; /* nonzero: every thread creation fails */
 static atomic_int blocking_creations; /* blocking-thread creations so far */
 static atomic_int blocking_fail_only = -1; /* >= 0: that blocking creation fails */
 
-static POOL__THREAD_PROC(pool__blocking_main);
+static pool__thread_result POOL__THREAD_CALL pool__blocking_main(void *arg);
 
 static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
                               void *arg) {

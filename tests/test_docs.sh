@@ -9,6 +9,9 @@
 #  - Each public struct (`struct pool_<name> {`): a comment just above it
 #    that begins "/* pool_<name>:".
 # Only the public part is read: up to the end of its include guard.
+#  - The CONTENTS list of the top block names every section of the
+#    implementation by its grep tag (">>name"), in file order, and each
+#    section's header carries its tag.
 #
 # Run from the repository root; run.sh runs it as part of `make test`.
 awk '
@@ -51,3 +54,17 @@ awk '
         exit bad > 0
     }
 ' pool.h
+rc_blocks=$?
+
+# The contents list (indented tags in the top block) against the sections'
+# tags (at the end of a header line), in order.
+listed=$(sed -n '1,/^\*\//s/^     >>\([a-z-]*\) .*/\1/p' pool.h)
+headed=$(sed -n 's/^\/\* .* >>\([a-z-]*\) \*\/$/\1/p' pool.h)
+if [ -z "$listed" ] || [ "$listed" != "$headed" ]; then
+    echo "test_docs: the CONTENTS list and the sections' tags differ:"
+    echo "  listed: $(echo $listed)"
+    echo "  headed: $(echo $headed)"
+    exit 1
+fi
+echo "test_docs: $(echo "$headed" | wc -l) sections, each listed in CONTENTS in file order"
+exit $rc_blocks

@@ -43,7 +43,7 @@ static void dump_state(void) {
             pool__injector_has_work(&p->injector) ? "NOT EMPTY" : "empty");
     for (i = 0; i < started; i++)
         fprintf(stderr, "  worker %u: latch %u (0 unset, 1 sleepy, 2 sleeping, 3 set), deque %lld\n",
-                i, POOL__LOAD(&p->workers[i]->latch, POOL__RELAXED),
+                i, POOL__LOAD(&p->workers[i]->core_latch, POOL__RELAXED),
                 (long long)pool__deque_len(&p->workers[i]->deque));
     fprintf(stderr, "  external slots taken: %#x\n", POOL__LOAD(&p->slots_taken, POOL__RELAXED));
     for (i = 0; i < p->num_slots; i++)

@@ -424,7 +424,7 @@ static void test_spare_after_spawn_unlock(void) {
     started = pool_a->threads_started; /* what the holder saw: nothing to start */
     CHECK_EQ_I64(started, 1);
     POOL__FETCH_ADD(&pool_a->parked, 1, POOL__SEQ_CST); /* a park after the holder's look */
-    CHECK_EQ_I64(pool__spawn(pool_a, 0, 1), 1);         /* a poster: the lock is held */
+    CHECK_EQ_I64(pool__spawn(pool_a, POOL__LOCK_TRY, POOL__SPARES), 1); /* a poster: the lock is held */
     CHECK_EQ_I64(pool__spawn_unlock(pool_a, started), 2); /* the holder starts the spare */
     CHECK_EQ_I64(POOL__LOAD(&pool_a->threads_started, POOL__ACQUIRE), 2);
     CHECK_EQ_I64(POOL__LOAD(&pool_a->spawn_again, POOL__RELAXED), 0);

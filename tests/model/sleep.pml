@@ -219,7 +219,7 @@ search:
 #endif
 end_asleep:
     latch[me] == SET;                                        /* the futex wait */
-    latch[me] = UNSET;                                       /* pool__latch_reset */
+    latch[me] = UNSET;                                       /* pool__core_latch_reset */
     goto search
 }
 
