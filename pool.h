@@ -295,17 +295,22 @@
      >>tracing            the event rings of POOL_TRACE
      >>sleep              the counters word, the CoreLatch, progressive sleep
      >>latches            waiting for one job
+     >>scopes             scope counts: the tasks a scope's wait waits for
      >>lazy               lazy joins: forks promoted only when asked for
      >>loop               the worker loop: finding work, running it
      >>waiting            what a thread runs while it waits
      >>slots              external slots: outside callers doing the work
      >>monitor            the monitor thread: thread-start retries, heartbeat
-     >>api-lifecycle      pool_create, pool_destroy, fork(), the default pool
+     >>blocking           the blocking pool's threads and queue
+     >>fork               fork(): the pools a child inherits
+     >>api-lifecycle      pool_create, pool_destroy
+     >>api-default        the default pool, made on first use
      >>api-fork-join      pool_join, pool_call, pool_parallel_for
-     >>api-scopes         scopes and detached tasks
+     >>api-scopes         pool_scope_init, _spawn, _wait
+     >>api-submit         pool_submit, pool_submit_batch
      >>api-trace          pool_trace_write
      >>api-introspection  worker indices and stats
-     >>blocking           the blocking pool
+     >>api-blocking       pool_submit_blocking(_job), pool_wait_blocking_job
 
    DESIGN (the implementation explains each protocol where it lives)
      - Each worker owns a Chase-Lev deque (Le, Pop, Cohen, Zappa Nardelli,
@@ -1968,6 +1973,9 @@ struct pool {
    their section); NULL on a thread outside every pool. */
 static POOL__THREAD_LOCAL pool__worker *pool__current;
 
+/* The calling thread's index in its pool, or -1 (see pool_worker_index). */
+static int pool__worker_index(void) { return pool__current ? pool__current->index : -1; }
+
 /* External slots: slot k of p is workers[max_workers + k]; its index,
    max_workers + k, is above every thread's. A slot that nobody holds has
    an empty deque and no frame in use, so that thieves and waiters may
@@ -2015,6 +2023,10 @@ static pool__worker *pool__worker_at(pool *p, uint32_t index) {
 /* The pool whose blocking thread this is, NULL on every other thread. */
 static POOL__THREAD_LOCAL pool *pool__blocking_home;
 
+/* The entry points of a worker's thread and of the monitor's, defined with
+   what they run (the worker loop, the monitor) further down: an inherent
+   cycle, since this section starts those threads and what they run starts
+   more (pool__spawn). */
 static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg);
 static pool__thread_result POOL__THREAD_CALL pool__monitor_main(void *arg);
 
@@ -2098,9 +2110,6 @@ POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
 typedef enum { POOL__LOCK_TRY, POOL__LOCK_WAIT } pool__lock_wait;
 typedef enum { POOL__NO_SPARES, POOL__SPARES } pool__spare_rule;
 
-static uint32_t pool__spawn_locked(pool *p, pool__spare_rule spares);
-static uint32_t pool__spawn_unlock(pool *p, uint32_t started);
-
 /* Takes spawn_lock if it is free (returns 1), or leaves word for its
    holder (returns 0). The word comes after a failed try, so the holder
    that failed it may have looked already: the lock is tried once more
@@ -2110,36 +2119,6 @@ static int pool__spawn_trylock(pool *p) {
     if (pool__mutex_trylock(&p->spawn_lock)) return 1;
     POOL__STORE(&p->spawn_again, 1, POOL__SEQ_CST);
     return pool__mutex_trylock(&p->spawn_lock);
-}
-
-/* A poster that finds the lock held leaves spawn_again set for the holder,
-   which looks again once it has unlocked: the holder may have read the
-   count of parked workers before a park that made the poster's work need
-   a thread, and would start none. Every holder that starts threads looks
-   after its unlock, so a poster's failed trylock always has somebody
-   behind it (see pool__spawn_trylock). seq_cst, the store and the
-   exchange: a holder's exchange comes after its unlock, and either sees
-   the word or comes before it; then the poster's second try finds the
-   lock free, or held by a later holder, which looks in turn.
-   The lock's other holders are a new worker's start-up, which looks for
-   work itself, and pool_destroy. */
-static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_rule spares) {
-    uint32_t started, limit;
-    uint64_t retry;
-    /* Relaxed: a stale value only costs one extra trip to the lock. */
-    started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
-    /* seq_cst: see pool__threads_wanted. */
-    limit = spares == POOL__SPARES ? pool__threads_wanted(p, POOL__SEQ_CST)
-                                   : (uint32_t)p->num_threads;
-    if (started >= limit) return started;
-    /* Relaxed: a hint; the lock below decides. While the pool has no
-       thread at all every post tries: nobody else would run its work. */
-    retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
-    if (wait_for_lock == POOL__LOCK_TRY && started && retry && pool__now_ns() < retry)
-        return started;
-    if (wait_for_lock == POOL__LOCK_WAIT) pool__mutex_lock(&p->spawn_lock);
-    else if (!pool__spawn_trylock(p)) return started;
-    return pool__spawn_unlock(p, pool__spawn_locked(p, spares));
 }
 
 /* pool__spawn's work under spawn_lock: starts one thread if p has fewer
@@ -2182,6 +2161,36 @@ static uint32_t pool__spawn_unlock(pool *p, uint32_t started) {
         if (!pool__spawn_trylock(p)) return started;
         started = pool__spawn_locked(p, POOL__SPARES); /* a poster's limit */
     }
+}
+
+/* A poster that finds the lock held leaves spawn_again set for the holder,
+   which looks again once it has unlocked: the holder may have read the
+   count of parked workers before a park that made the poster's work need
+   a thread, and would start none. Every holder that starts threads looks
+   after its unlock, so a poster's failed trylock always has somebody
+   behind it (see pool__spawn_trylock). seq_cst, the store and the
+   exchange: a holder's exchange comes after its unlock, and either sees
+   the word or comes before it; then the poster's second try finds the
+   lock free, or held by a later holder, which looks in turn.
+   The lock's other holders are a new worker's start-up, which looks for
+   work itself, and pool_destroy. */
+static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_rule spares) {
+    uint32_t started, limit;
+    uint64_t retry;
+    /* Relaxed: a stale value only costs one extra trip to the lock. */
+    started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
+    /* seq_cst: see pool__threads_wanted. */
+    limit = spares == POOL__SPARES ? pool__threads_wanted(p, POOL__SEQ_CST)
+                                   : (uint32_t)p->num_threads;
+    if (started >= limit) return started;
+    /* Relaxed: a hint; the lock below decides. While the pool has no
+       thread at all every post tries: nobody else would run its work. */
+    retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
+    if (wait_for_lock == POOL__LOCK_TRY && started && retry && pool__now_ns() < retry)
+        return started;
+    if (wait_for_lock == POOL__LOCK_WAIT) pool__mutex_lock(&p->spawn_lock);
+    else if (!pool__spawn_trylock(p)) return started;
+    return pool__spawn_unlock(p, pool__spawn_locked(p, spares));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2797,6 +2806,69 @@ static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_sc
 }
 
 /* ------------------------------------------------------------------------ */
+/* Scopes: counting the tasks a scope's wait waits for             >>scopes */
+/* ------------------------------------------------------------------------ */
+
+/* A scope counts its unfinished tasks plus a reference held until its
+   waiter comes (POOL__SCOPE_UNWAITED, a high bit), and whoever brings the
+   count to zero sets the latch. A task that spawns into the scope holds a
+   count itself while it runs, so the count cannot reach zero under a
+   spawn. The scope also remembers the worker and run it was made in,
+   which tells waiters that its tasks descend from that run (see the
+   waiting section).
+
+   Several threads may wait for one scope at once, and again and again.
+   Exactly one of them owns the wait: it sets OWNED in the latch word with
+   a CAS, takes the reference away, waits, and re-arms the scope. The
+   others join the wait under way: they block on the latch until its round
+   is done or over. Whether a wait is under way and which round it is in
+   live in one word, read at once, so a joiner can never block in a round
+   that nobody owns: OWNED and the round are set and cleared together, and
+   the owner's re-arm (the next round, flags clear, with an exchange) wakes
+   whoever blocked in its round meanwhile. The joiner's CAS that sets
+   WAITING fails once the round has moved on, and pool__wait compares the
+   word, so no wake-up falls between a joiner's look and its block.
+
+   Spawns may come from any thread at any time, also while another thread
+   waits. One that finds the count at zero comes after the wait's tasks
+   have all finished (or it found none), while its owner has yet to give
+   the reference back: it gives the reference back itself, with the same
+   CAS that counts its task and before the task is posted, so that the
+   count never returns to zero without it and no latch is set for a round
+   that is already done; the owner's re-arm sets the reference bit, which
+   is then set already. A joiner cannot tell whether the round it joined
+   covers what it spawned itself (its spawn may have come after that
+   round's tasks finished), so when the round is done or over it looks at
+   the count, the reference aside: any means tasks are unfinished, and it
+   waits again, once that round is over. tests/model/scope.pml checks
+   all of this with waiters that spawn, after finding the hang of a
+   give-back in two steps, of none, and the early return of a joiner that
+   does not look again. */
+#define POOL__SCOPE_UNWAITED ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 2))
+
+static void pool__scope_task_done(pool_scope *s) {
+    /* acq_rel: release publishes this task's effects; the acquire of the
+       last decrement sees every other task's and the waiter's fields. */
+    size_t before = POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL);
+    POOL__INVARIANT((before & ~POOL__SCOPE_UNWAITED) != 0); /* counted when spawned */
+    if (before == 1) pool__latch_set(&s->pool__done);
+}
+
+/* Counts a task about to be posted into s. At zero a wait is finishing:
+   the reference goes back in the same step (see above). In two steps, the
+   owner could re-arm and the next owner take the reference away between
+   them, and the second step would then give back a reference that the new
+   wait has taken: that wait would never end. Relaxed: only the count
+   matters here; the task itself is published by pool__post. */
+static void pool__scope_count_spawn(pool_scope *s) {
+    size_t count = POOL__LOAD(&s->pool__pending, POOL__RELAXED); /* checked by the CAS */
+    while (!POOL__CAS(&s->pool__pending, &count,
+                      count ? count + 1 : POOL__SCOPE_UNWAITED + 1, POOL__RELAXED,
+                      POOL__RELAXED))
+        continue;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Lazy joins: a fork that touches no shared memory until someone can take  */
 /* it                                                                >>lazy */
 /*                                                                          */
@@ -2998,8 +3070,6 @@ static void pool__heartbeat_resume(pool *p) {
 /* ------------------------------------------------------------------------ */
 /* Worker loop: finding work, running it                             >>loop */
 /* ------------------------------------------------------------------------ */
-
-static void pool__scope_task_done(pool_scope *s);
 
 /* A user's task carries this bit in its scope word from its submission
    until its run starts. Submitting it again meanwhile would link it into
@@ -4111,7 +4181,297 @@ static void pool__monitor_stop(pool *p) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Public API: lifecycle                                    >>api-lifecycle */
+/* Blocking pool                                                 >>blocking */
+/*                                                                          */
+/* Blocking work (file I/O, locks, sleeps) must not run on the workers:     */
+/* every blocked worker is a core's worth of fork-join lost. It runs on     */
+/* separate threads, started on demand up to max_blocking_threads and gone  */
+/* after blocking_keep_alive_ms idle, with the three guarantees below that  */
+/* such pools are easy to get wrong:                                        */
+/*                                                                          */
+/* One mutex guards a FIFO of intrusive tasks, the thread counts and        */
+/* `notified`; a condvar wakes idle threads. A blocking task takes          */
+/* microseconds at the least, so a lock per task is cheap, and it keeps     */
+/* keep-alive and shutdown simple to reason about.                          */
+/*                                                                          */
+/* `notified` counts idle threads that were signalled and are not awake     */
+/* yet. A submit signals only while idle > notified, so an idle thread that */
+/* an earlier submit claimed is not counted twice: a burst starts threads   */
+/* instead of queueing behind the one idle thread. A thread that leaves its */
+/* wait for any reason (signal, spurious wake-up, timeout, a task it saw)   */
+/* consumes one notification if there is one, so the count never stays     */
+/* too high, and a thread whose keep-alive ran out exits only if nobody     */
+/* signalled it and nothing is queued.                                      */
+/*                                                                          */
+/* A thread that finished a task polls the queue for a few microseconds    */
+/* before it waits (`spinning`): blocking work often comes in a stream, and */
+/* a signalled condvar costs a wake-up on each side. A submit leaves a task */
+/* to the spinners, without a signal, while there are at least as many     */
+/* spinners as queued tasks; a spinner that stops polling re-checks the     */
+/* queue under the lock before it waits, so such a task is always taken.    */
+/*                                                                          */
+/* Nothing queued waits forever: a thread exits only when the queue is      */
+/* empty (checked under the lock), and a submit that finds no thread and    */
+/* cannot start one does not queue the task but returns EAGAIN (queued,     */
+/* it would wait forever).                                                  */
+/*                                                                          */
+/* No handle is left unjoined: an exiting thread leaves its own handle for  */
+/* the next one to join, and joins the one left before it (a chain).        */
+/* pool_destroy joins the last; by induction that one joined all the rest.  */
+/* The last thread to leave on keep-alive detaches itself instead, since    */
+/* nobody may come after it.                                                */
+/*                                                                          */
+/* Shutdown runs every queued task; pool_destroy_fast skips the jobs not    */
+/* marked mandatory, and tells their owners: on_cancel is called and        */
+/* pool_wait_blocking_job returns ECANCELED (dropped silently, a job would  */
+/* leave whoever waits for it waiting forever).                             */
+/* ------------------------------------------------------------------------ */
+
+#define POOL__DEFAULT_MAX_BLOCKING 512
+#define POOL__DEFAULT_KEEP_ALIVE_MS 10000
+
+static int pool__blocking_init(pool__blocking *b, const pool_config *cfg) {
+    b->max_threads = cfg->max_blocking_threads ? (uint32_t)cfg->max_blocking_threads
+                                               : POOL__DEFAULT_MAX_BLOCKING;
+    b->keep_alive_ns = (uint64_t)(cfg->blocking_keep_alive_ms ? cfg->blocking_keep_alive_ms
+                                                              : POOL__DEFAULT_KEEP_ALIVE_MS) *
+                       1000000u;
+    if (pool__mutex_init(&b->lock) != 0) return ENOMEM;
+    if (pool__cond_init(&b->work_ready) != 0) {
+        pool__mutex_destroy(&b->lock);
+        return ENOMEM;
+    }
+    if (pool__cond_init(&b->all_exited) != 0) {
+        pool__cond_destroy(&b->work_ready);
+        pool__mutex_destroy(&b->lock);
+        return ENOMEM;
+    }
+    return 0;
+}
+
+static void pool__blocking_free(pool__blocking *b) {
+    pool__cond_destroy(&b->all_exited);
+    pool__cond_destroy(&b->work_ready);
+    pool__mutex_destroy(&b->lock);
+}
+
+/* The stats are written under the lock (so one writer at a time) and
+   read without it: a relaxed load and store, as for POOL__COUNT. */
+#define POOL__BLOCKING_COUNT(b, field, n) POOL__COUNTER_ADD((b)->stats.field, (uint64_t)(n))
+
+/* Queue operations, under the lock. */
+static void pool__blocking_push(pool__blocking *b, pool_task *t) {
+    t->pool__next = NULL;
+    if (b->tail) b->tail->pool__next = t;
+    else b->head = t;
+    b->tail = t;
+    POOL__BLOCKING_COUNT(b, queued, 1);
+}
+
+static pool_task *pool__blocking_pop(pool__blocking *b) {
+    pool_task *t = b->head;
+    if (!t) return NULL;
+    b->head = t->pool__next;
+    if (!b->head) b->tail = NULL;
+    POOL__BLOCKING_COUNT(b, queued, -1);
+    return t;
+}
+
+/* A thread that just ran a task polls the queue briefly, with the lock
+   released; returns with it held. */
+#define POOL__BLOCKING_SPIN_NS 20000
+
+static void pool__blocking_spin(pool__blocking *b) {
+    uint64_t until = pool__now_ns() + POOL__BLOCKING_SPIN_NS;
+    int round;
+    b->spinning++;
+    pool__mutex_unlock(&b->lock);
+    /* Relaxed: a hint; the queue is read under the lock afterwards. */
+    for (round = 0; !POOL__LOAD(&b->stats.queued, POOL__RELAXED); round++) {
+        POOL__CPU_RELAX();
+        if (round % 64 == 63 && pool__now_ns() > until) break;
+    }
+    pool__mutex_lock(&b->lock);
+    b->spinning--;
+}
+
+/* An idle thread waits for a task, under the lock. Returns 0 if its
+   keep-alive ran out with nothing to do: the thread should exit. */
+static int pool__blocking_idle_wait(pool__blocking *b) {
+    uint64_t deadline = pool__now_ns() + b->keep_alive_ns;
+    int timed_out = 0;
+    POOL__BLOCKING_COUNT(b, idle, 1);
+    while (!b->head && !b->shutdown && !b->notified && !timed_out)
+        timed_out = pool__cond_wait_until(&b->work_ready, &b->lock, deadline);
+    POOL__BLOCKING_COUNT(b, idle, -1);
+    if (b->notified) {
+        b->notified--;
+        return 1;
+    }
+    return b->head || b->shutdown || !timed_out;
+}
+
+/* Jobs. A job's refs count its runs still to finish and the waiter, as a
+   scope's pending count does: whichever comes last sets the latch. So the
+   waiter registers (pool__latch_init) at any time, before or after the
+   runs finish, and the setter never reads a half-written latch: the
+   waiter writes it before its release decrement, the setter reads it
+   after its acquire decrement. A submission is in flight from its submit
+   until its wait returns (pool__pool is set). A job submitted again while
+   one is in flight, from its own run or after a run nobody waited for,
+   adds a run to wait for instead of starting over: the wait returns after
+   the last one. */
+static void pool__blocking_job_finish(pool_blocking_job *job, int status) {
+    /* Relaxed: published by the release decrement below. A skipped run's
+       ECANCELED stays, whatever runs finish after it. */
+    if (status) POOL__STORE(&job->pool__status, status, POOL__RELAXED);
+    /* acq_rel: release publishes the job's effects and status, acquire
+       sees the waiter's latch fields. */
+    if (POOL__FETCH_SUB(&job->pool__refs, 1, POOL__ACQ_REL) == 1) pool__latch_set(&job->pool__done);
+}
+
+static pool_blocking_job *pool__blocking_job_of(pool_task *t) {
+    return (pool_blocking_job *)(void *)((char *)t - offsetof(pool_blocking_job, pool__task));
+}
+
+static void pool__blocking_job_run(pool_task *t) {
+    pool_blocking_job *job = pool__blocking_job_of(t);
+    pool *p = POOL__LOAD(&job->pool__pool, POOL__RELAXED); /* set by the submit before */
+    job->run(job);
+    /* Counted before the waiter can return, so that it sees its own job. */
+    POOL__FETCH_ADD(&p->blocking.stats.run, 1, POOL__RELAXED);
+    pool__blocking_job_finish(job, 0);
+}
+
+static pool__thread_result POOL__THREAD_CALL pool__blocking_main(void *arg) {
+    pool *p = (pool *)arg;
+    pool__blocking *b = &p->blocking;
+    pool__thread previous;
+    int have_previous;
+    char name[16];
+    pool__format_thread_name(name, p->name, -1, "blk");
+    pool__thread_set_name(name);
+    pool__cpu_set_apply(&p->allowed); /* not its creator's, which may be pinned */
+    pool__blocking_home = p;
+    pool__mutex_lock(&b->lock);
+    for (;;) {
+        pool_task *t = pool__blocking_pop(b);
+        if (t) {
+            int is_job = t->run == pool__blocking_job_run; /* t may be gone after run */
+            pool__mutex_unlock(&b->lock);
+            pool__unmark_queued(t);
+            POOL__TRACE(p, POOL__EV_BLOCKING_BEGIN, 0);
+            t->run(t);
+            POOL__TRACE(p, POOL__EV_BLOCKING_END, 0);
+            pool__mutex_lock(&b->lock);
+            if (!is_job) POOL__FETCH_ADD(&b->stats.run, 1, POOL__RELAXED);
+            if (!b->head && !b->shutdown) pool__blocking_spin(b);
+        } else if (b->shutdown || !pool__blocking_idle_wait(b)) {
+            break;
+        }
+    }
+#ifdef POOL_TRACE
+    pool__trace_release_lane(p);
+#endif
+    POOL__BLOCKING_COUNT(b, threads, -1);
+    have_previous = b->have_last_exited, previous = b->last_exited;
+    if (b->stats.threads == 0 && !b->shutdown) {
+        /* The last one out on keep-alive: no thread may exit after it to
+           join it, and the pool may never be destroyed (the default pool
+           is not), so it detaches itself and leaves nothing behind. */
+        b->have_last_exited = 0;
+        pool__thread_detach_self();
+    } else {
+        b->have_last_exited = 1, b->last_exited = pool__thread_self();
+    }
+    if (b->stats.threads == 0) pool__cond_broadcast(&b->all_exited);
+    pool__mutex_unlock(&b->lock);
+    /* From here on p may be freed: pool_destroy waits only for the lock
+       and then joins this thread, which first joins its predecessor. */
+    if (have_previous) pool__thread_join(previous);
+    pool__blocking_home = NULL;
+    return 0;
+}
+
+/* Under the lock. */
+static int pool__blocking_spawn(pool *p) {
+    pool__blocking *b = &p->blocking;
+    pool__thread t;
+    memset(&t, 0, sizeof t);
+    if (pool__thread_start(&t, pool__blocking_main, p, p->stack_size) != 0) {
+        POOL__BLOCKING_COUNT(b, failed, 1);
+        return EAGAIN;
+    }
+    pool__thread_forget(t); /* joined through pool__thread_self, see pool__blocking_main */
+    POOL__BLOCKING_COUNT(b, threads, 1);
+    POOL__BLOCKING_COUNT(b, started, 1);
+    return 0;
+}
+
+/* Queues t for a blocking thread: an idle one nobody has claimed yet, else
+   a new one below the cap, else the first to finish its task. */
+static int pool__blocking_submit(pool *p, pool_task *t) {
+    pool__blocking *b = &p->blocking;
+    int rc = 0;
+    pool__mutex_lock(&b->lock);
+    if (b->shutdown) {
+        rc = ECANCELED;
+    } else if (b->stats.queued < b->spinning) {
+        pool__blocking_push(b, t); /* a spinner takes it */
+    } else if (b->stats.idle > b->notified) {
+        b->notified++;
+        pool__blocking_push(b, t);
+        pool__cond_signal(&b->work_ready);
+    } else if ((b->stats.threads < b->max_threads && pool__blocking_spawn(p) == 0) ||
+               b->stats.threads > 0) {
+        pool__blocking_push(b, t);
+    } else {
+        rc = EAGAIN; /* no thread, and none could be started */
+    }
+    pool__mutex_unlock(&b->lock);
+    return rc;
+}
+
+/* Stops the blocking pool: no more submissions, every queued task run (or
+   with skip_optional, the jobs not marked mandatory skipped and reported),
+   every thread joined. */
+static void pool__blocking_shutdown(pool *p, int skip_optional) {
+    pool__blocking *b = &p->blocking;
+    pool_task *skipped = NULL, **link, *t;
+    pool__mutex_lock(&b->lock);
+    b->shutdown = 1;
+    for (link = &b->head, b->tail = NULL; (t = *link) != NULL;) {
+        if (skip_optional && t->run == pool__blocking_job_run &&
+            !pool__blocking_job_of(t)->mandatory) {
+            *link = t->pool__next;
+            t->pool__next = skipped;
+            skipped = t;
+            POOL__BLOCKING_COUNT(b, queued, -1);
+        } else {
+            b->tail = t;
+            link = &t->pool__next;
+        }
+    }
+    pool__cond_broadcast(&b->work_ready);
+    pool__mutex_unlock(&b->lock);
+
+    for (; skipped; skipped = t) {
+        pool_blocking_job *job = pool__blocking_job_of(skipped);
+        t = skipped->pool__next;
+        pool__unmark_queued(skipped);
+        if (job->on_cancel) job->on_cancel(job);
+        POOL__FETCH_ADD(&b->stats.skipped, 1, POOL__RELAXED);
+        pool__blocking_job_finish(job, ECANCELED);
+    }
+
+    pool__mutex_lock(&b->lock);
+    while (b->stats.threads > 0) pool__cond_wait(&b->all_exited, &b->lock);
+    pool__mutex_unlock(&b->lock);
+    if (b->have_last_exited) pool__thread_join(b->last_exited);
+}
+
+/* ------------------------------------------------------------------------ */
+/* fork(): the pools a child inherits                                >>fork */
 /* ------------------------------------------------------------------------ */
 
 /* fork(). The child of a fork has one thread, the one that called fork;
@@ -4170,22 +4530,9 @@ static void pool__atfork_register(void) {} /* no fork() */
 
 static pool__once_flag pool__atfork_once = POOL__ONCE_INIT;
 
-/* NULL means the default pool, created once on first use (once per
-   process: a forked child makes its own). NULL is returned only if it
-   could not be created (out of memory); callers then run the work on the
-   calling thread. */
-static pool *pool__resolve(const pool *p) {
-    pool *d;
-    if (p) return (pool *)p;
-    /* Acquire: pairs with the release store below. */
-    d = POOL__LOAD(&pool__default_pool, POOL__ACQUIRE);
-    if (d) return d;
-    pool__mutex_lock(&pool__default_lock);
-    d = POOL__LOAD(&pool__default_pool, POOL__RELAXED); /* the lock orders it */
-    if (!d && pool_create(&d, NULL) == 0) POOL__STORE(&pool__default_pool, d, POOL__RELEASE);
-    pool__mutex_unlock(&pool__default_lock);
-    return d;
-}
+/* ------------------------------------------------------------------------ */
+/* Public API: lifecycle                                    >>api-lifecycle */
+/* ------------------------------------------------------------------------ */
 
 /* $POOL_NUM_THREADS, else the CPUs the pool may use, capped by the
    cgroup's CPU quota. */
@@ -4250,9 +4597,6 @@ static int pool__check_cpus(const pool_config *cfg) {
 }
 
 /* The blocking pool's part of create and destroy; see its section. */
-static int pool__blocking_init(pool__blocking *b, const pool_config *cfg);
-static void pool__blocking_shutdown(pool *p, int skip_optional);
-static void pool__blocking_free(pool__blocking *b);
 
 #define POOL__DEFAULT_MAX_SPARES 256
 
@@ -4404,6 +4748,27 @@ POOL__IMPL int pool_destroy(pool *p) { return pool__destroy(p, POOL__DESTROY_RUN
 
 POOL__IMPL int pool_destroy_fast(pool *p) {
     return pool__destroy(p, POOL__DESTROY_SKIP_OPTIONAL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API: the default pool                               >>api-default */
+/* ------------------------------------------------------------------------ */
+
+/* NULL means the default pool, created once on first use (once per
+   process: a forked child makes its own). NULL is returned only if it
+   could not be created (out of memory); callers then run the work on the
+   calling thread. */
+static pool *pool__resolve(const pool *p) {
+    pool *d;
+    if (p) return (pool *)p;
+    /* Acquire: pairs with the release store below. */
+    d = POOL__LOAD(&pool__default_pool, POOL__ACQUIRE);
+    if (d) return d;
+    pool__mutex_lock(&pool__default_lock);
+    d = POOL__LOAD(&pool__default_pool, POOL__RELAXED); /* the lock orders it */
+    if (!d && pool_create(&d, NULL) == 0) POOL__STORE(&pool__default_pool, d, POOL__RELEASE);
+    pool__mutex_unlock(&pool__default_lock);
+    return d;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -4589,8 +4954,6 @@ typedef struct pool__pfor_range {
     int owner;       /* worker that created this range, to detect a steal */
 } pool__pfor_range;
 
-static void pool__pfor_run(void *arg);
-
 /* A join whose second half is pushed at once (see "What stays eager" in the
    lazy joins section); from a thread that is not p's worker, pool_join. */
 static void pool__join_eager(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg) {
@@ -4604,7 +4967,7 @@ static int pool__pfor_should_split(pool__pfor_range *r) {
     size_t len = r->hi - r->lo;
     if (loop->grain) return len > loop->grain;
     if (len < 2) return 0;
-    if (pool_worker_index() != r->owner) { /* stolen: there is idle capacity */
+    if (pool__worker_index() != r->owner) { /* stolen: there is idle capacity */
         r->splits = r->splits / 2 > loop->num_threads ? r->splits / 2 : loop->num_threads;
         return 1;
     }
@@ -4618,7 +4981,7 @@ static void pool__pfor_run(void *arg) {
     if (pool__pfor_should_split(r)) {
         pool__pfor_range left = *r, right = *r;
         left.hi = right.lo = r->lo + (r->hi - r->lo) / 2;
-        left.owner = right.owner = pool_worker_index();
+        left.owner = right.owner = pool__worker_index();
         pool__join_eager(r->loop->target, pool__pfor_run, &left, pool__pfor_run, &right);
     } else {
         r->loop->body(r->loop->arg, r->lo, r->hi);
@@ -4627,7 +4990,7 @@ static void pool__pfor_run(void *arg) {
 
 /* The whole range starts where it is first run, so it never counts as stolen. */
 static void pool__pfor_run_root(void *arg) {
-    ((pool__pfor_range *)arg)->owner = pool_worker_index();
+    ((pool__pfor_range *)arg)->owner = pool__worker_index();
     pool__pfor_run(arg);
 }
 
@@ -4648,7 +5011,7 @@ POOL__IMPL void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grai
 }
 
 /* ------------------------------------------------------------------------ */
-/* Public API: scopes and detached tasks                       >>api-scopes */
+/* Public API: scopes                                          >>api-scopes */
 /* ------------------------------------------------------------------------ */
 
 /* Posts one task that the caller has already validated: onto the caller's
@@ -4662,43 +5025,6 @@ static int pool__post(pool *p, pool_task *t) {
     return pool__inject(p, t, t, 1, POOL__INJECT_NEW, NULL);
 }
 
-/* A scope counts its unfinished tasks plus a reference held until its
-   waiter comes (POOL__SCOPE_UNWAITED, a high bit), and whoever brings the
-   count to zero sets the latch. A task that spawns into the scope holds a
-   count itself while it runs, so the count cannot reach zero under a
-   spawn. The scope also remembers the worker and run it was made in,
-   which tells waiters that its tasks descend from that run (see the
-   waiting section).
-
-   Several threads may wait for one scope at once, and again and again.
-   Exactly one of them owns the wait: it sets OWNED in the latch word with
-   a CAS, takes the reference away, waits, and re-arms the scope. The
-   others join the wait under way: they block on the latch until its round
-   is done or over. Whether a wait is under way and which round it is in
-   live in one word, read at once, so a joiner can never block in a round
-   that nobody owns: OWNED and the round are set and cleared together, and
-   the owner's re-arm (the next round, flags clear, with an exchange) wakes
-   whoever blocked in its round meanwhile. The joiner's CAS that sets
-   WAITING fails once the round has moved on, and pool__wait compares the
-   word, so no wake-up falls between a joiner's look and its block.
-
-   Spawns may come from any thread at any time, also while another thread
-   waits. One that finds the count at zero comes after the wait's tasks
-   have all finished (or it found none), while its owner has yet to give
-   the reference back: it gives the reference back itself, with the same
-   CAS that counts its task and before the task is posted, so that the
-   count never returns to zero without it and no latch is set for a round
-   that is already done; the owner's re-arm sets the reference bit, which
-   is then set already. A joiner cannot tell whether the round it joined
-   covers what it spawned itself (its spawn may have come after that
-   round's tasks finished), so when the round is done or over it looks at
-   the count, the reference aside: any means tasks are unfinished, and it
-   waits again, once that round is over. tests/model/scope.pml checks
-   all of this with waiters that spawn, after finding the hang of a
-   give-back in two steps, of none, and the early return of a joiner that
-   does not look again. */
-#define POOL__SCOPE_UNWAITED ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 2))
-
 POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     pool__worker *w;
     if (!s) return;
@@ -4708,28 +5034,6 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     w = pool__current;
     s->pool__origin = w;
     s->pool__origin_run = w ? w->run_current : 0;
-}
-
-static void pool__scope_task_done(pool_scope *s) {
-    /* acq_rel: release publishes this task's effects; the acquire of the
-       last decrement sees every other task's and the waiter's fields. */
-    size_t before = POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL);
-    POOL__INVARIANT((before & ~POOL__SCOPE_UNWAITED) != 0); /* counted when spawned */
-    if (before == 1) pool__latch_set(&s->pool__done);
-}
-
-/* Counts a task about to be posted into s. At zero a wait is finishing:
-   the reference goes back in the same step (see above). In two steps, the
-   owner could re-arm and the next owner take the reference away between
-   them, and the second step would then give back a reference that the new
-   wait has taken: that wait would never end. Relaxed: only the count
-   matters here; the task itself is published by pool__post. */
-static void pool__scope_count_spawn(pool_scope *s) {
-    size_t count = POOL__LOAD(&s->pool__pending, POOL__RELAXED); /* checked by the CAS */
-    while (!POOL__CAS(&s->pool__pending, &count,
-                      count ? count + 1 : POOL__SCOPE_UNWAITED + 1, POOL__RELAXED,
-                      POOL__RELAXED))
-        continue;
 }
 
 POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
@@ -4858,7 +5162,9 @@ POOL__IMPL int pool_scope_wait_status(pool_scope *s) { return pool__scope_wait(s
 
 POOL__IMPL void pool_scope_wait(pool_scope *s) { (void)pool__scope_wait(s); }
 
-POOL__IMPL int pool_submit(pool *p, pool_task *t) { return pool_submit_batch(p, &t, 1); }
+/* ------------------------------------------------------------------------ */
+/* Public API: detached tasks                                  >>api-submit */
+/* ------------------------------------------------------------------------ */
 
 /* A batch from a worker goes onto its deque and is announced once; from
    outside it is linked and published with one CAS on the injector. */
@@ -4906,6 +5212,8 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
     }
     return 0;
 }
+
+POOL__IMPL int pool_submit(pool *p, pool_task *t) { return pool_submit_batch(p, &t, 1); }
 
 /* ------------------------------------------------------------------------ */
 /* Public API: the trace file                                   >>api-trace */
@@ -5056,7 +5364,7 @@ POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
 /* Public API: introspection                            >>api-introspection */
 /* ------------------------------------------------------------------------ */
 
-POOL__IMPL int pool_worker_index(void) { return pool__current ? pool__current->index : -1; }
+POOL__IMPL int pool_worker_index(void) { return pool__worker_index(); }
 
 POOL__IMPL int pool_num_threads(const pool *p) {
     pool *r = pool__resolve(p);
@@ -5193,226 +5501,8 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Blocking pool                                                 >>blocking */
-/*                                                                          */
-/* Blocking work (file I/O, locks, sleeps) must not run on the workers:     */
-/* every blocked worker is a core's worth of fork-join lost. It runs on     */
-/* separate threads, started on demand up to max_blocking_threads and gone  */
-/* after blocking_keep_alive_ms idle, with the three guarantees below that  */
-/* such pools are easy to get wrong:                                        */
-/*                                                                          */
-/* One mutex guards a FIFO of intrusive tasks, the thread counts and        */
-/* `notified`; a condvar wakes idle threads. A blocking task takes          */
-/* microseconds at the least, so a lock per task is cheap, and it keeps     */
-/* keep-alive and shutdown simple to reason about.                          */
-/*                                                                          */
-/* `notified` counts idle threads that were signalled and are not awake     */
-/* yet. A submit signals only while idle > notified, so an idle thread that */
-/* an earlier submit claimed is not counted twice: a burst starts threads   */
-/* instead of queueing behind the one idle thread. A thread that leaves its */
-/* wait for any reason (signal, spurious wake-up, timeout, a task it saw)   */
-/* consumes one notification if there is one, so the count never stays     */
-/* too high, and a thread whose keep-alive ran out exits only if nobody     */
-/* signalled it and nothing is queued.                                      */
-/*                                                                          */
-/* A thread that finished a task polls the queue for a few microseconds    */
-/* before it waits (`spinning`): blocking work often comes in a stream, and */
-/* a signalled condvar costs a wake-up on each side. A submit leaves a task */
-/* to the spinners, without a signal, while there are at least as many     */
-/* spinners as queued tasks; a spinner that stops polling re-checks the     */
-/* queue under the lock before it waits, so such a task is always taken.    */
-/*                                                                          */
-/* Nothing queued waits forever: a thread exits only when the queue is      */
-/* empty (checked under the lock), and a submit that finds no thread and    */
-/* cannot start one does not queue the task but returns EAGAIN (queued,     */
-/* it would wait forever).                                                  */
-/*                                                                          */
-/* No handle is left unjoined: an exiting thread leaves its own handle for  */
-/* the next one to join, and joins the one left before it (a chain).        */
-/* pool_destroy joins the last; by induction that one joined all the rest.  */
-/* The last thread to leave on keep-alive detaches itself instead, since    */
-/* nobody may come after it.                                                */
-/*                                                                          */
-/* Shutdown runs every queued task; pool_destroy_fast skips the jobs not    */
-/* marked mandatory, and tells their owners: on_cancel is called and        */
-/* pool_wait_blocking_job returns ECANCELED (dropped silently, a job would  */
-/* leave whoever waits for it waiting forever).                             */
+/* Public API: the blocking pool                             >>api-blocking */
 /* ------------------------------------------------------------------------ */
-
-#define POOL__DEFAULT_MAX_BLOCKING 512
-#define POOL__DEFAULT_KEEP_ALIVE_MS 10000
-
-static int pool__blocking_init(pool__blocking *b, const pool_config *cfg) {
-    b->max_threads = cfg->max_blocking_threads ? (uint32_t)cfg->max_blocking_threads
-                                               : POOL__DEFAULT_MAX_BLOCKING;
-    b->keep_alive_ns = (uint64_t)(cfg->blocking_keep_alive_ms ? cfg->blocking_keep_alive_ms
-                                                              : POOL__DEFAULT_KEEP_ALIVE_MS) *
-                       1000000u;
-    if (pool__mutex_init(&b->lock) != 0) return ENOMEM;
-    if (pool__cond_init(&b->work_ready) != 0) {
-        pool__mutex_destroy(&b->lock);
-        return ENOMEM;
-    }
-    if (pool__cond_init(&b->all_exited) != 0) {
-        pool__cond_destroy(&b->work_ready);
-        pool__mutex_destroy(&b->lock);
-        return ENOMEM;
-    }
-    return 0;
-}
-
-static void pool__blocking_free(pool__blocking *b) {
-    pool__cond_destroy(&b->all_exited);
-    pool__cond_destroy(&b->work_ready);
-    pool__mutex_destroy(&b->lock);
-}
-
-/* The stats are written under the lock (so one writer at a time) and
-   read without it: a relaxed load and store, as for POOL__COUNT. */
-#define POOL__BLOCKING_COUNT(b, field, n) POOL__COUNTER_ADD((b)->stats.field, (uint64_t)(n))
-
-/* Queue operations, under the lock. */
-static void pool__blocking_push(pool__blocking *b, pool_task *t) {
-    t->pool__next = NULL;
-    if (b->tail) b->tail->pool__next = t;
-    else b->head = t;
-    b->tail = t;
-    POOL__BLOCKING_COUNT(b, queued, 1);
-}
-
-static pool_task *pool__blocking_pop(pool__blocking *b) {
-    pool_task *t = b->head;
-    if (!t) return NULL;
-    b->head = t->pool__next;
-    if (!b->head) b->tail = NULL;
-    POOL__BLOCKING_COUNT(b, queued, -1);
-    return t;
-}
-
-/* A thread that just ran a task polls the queue briefly, with the lock
-   released; returns with it held. */
-#define POOL__BLOCKING_SPIN_NS 20000
-
-static void pool__blocking_spin(pool__blocking *b) {
-    uint64_t until = pool__now_ns() + POOL__BLOCKING_SPIN_NS;
-    int round;
-    b->spinning++;
-    pool__mutex_unlock(&b->lock);
-    /* Relaxed: a hint; the queue is read under the lock afterwards. */
-    for (round = 0; !POOL__LOAD(&b->stats.queued, POOL__RELAXED); round++) {
-        POOL__CPU_RELAX();
-        if (round % 64 == 63 && pool__now_ns() > until) break;
-    }
-    pool__mutex_lock(&b->lock);
-    b->spinning--;
-}
-
-/* An idle thread waits for a task, under the lock. Returns 0 if its
-   keep-alive ran out with nothing to do: the thread should exit. */
-static int pool__blocking_idle_wait(pool__blocking *b) {
-    uint64_t deadline = pool__now_ns() + b->keep_alive_ns;
-    int timed_out = 0;
-    POOL__BLOCKING_COUNT(b, idle, 1);
-    while (!b->head && !b->shutdown && !b->notified && !timed_out)
-        timed_out = pool__cond_wait_until(&b->work_ready, &b->lock, deadline);
-    POOL__BLOCKING_COUNT(b, idle, -1);
-    if (b->notified) {
-        b->notified--;
-        return 1;
-    }
-    return b->head || b->shutdown || !timed_out;
-}
-
-static void pool__blocking_job_run(pool_task *t);
-
-static pool__thread_result POOL__THREAD_CALL pool__blocking_main(void *arg) {
-    pool *p = (pool *)arg;
-    pool__blocking *b = &p->blocking;
-    pool__thread previous;
-    int have_previous;
-    char name[16];
-    pool__format_thread_name(name, p->name, -1, "blk");
-    pool__thread_set_name(name);
-    pool__cpu_set_apply(&p->allowed); /* not its creator's, which may be pinned */
-    pool__blocking_home = p;
-    pool__mutex_lock(&b->lock);
-    for (;;) {
-        pool_task *t = pool__blocking_pop(b);
-        if (t) {
-            int is_job = t->run == pool__blocking_job_run; /* t may be gone after run */
-            pool__mutex_unlock(&b->lock);
-            pool__unmark_queued(t);
-            POOL__TRACE(p, POOL__EV_BLOCKING_BEGIN, 0);
-            t->run(t);
-            POOL__TRACE(p, POOL__EV_BLOCKING_END, 0);
-            pool__mutex_lock(&b->lock);
-            if (!is_job) POOL__FETCH_ADD(&b->stats.run, 1, POOL__RELAXED);
-            if (!b->head && !b->shutdown) pool__blocking_spin(b);
-        } else if (b->shutdown || !pool__blocking_idle_wait(b)) {
-            break;
-        }
-    }
-#ifdef POOL_TRACE
-    pool__trace_release_lane(p);
-#endif
-    POOL__BLOCKING_COUNT(b, threads, -1);
-    have_previous = b->have_last_exited, previous = b->last_exited;
-    if (b->stats.threads == 0 && !b->shutdown) {
-        /* The last one out on keep-alive: no thread may exit after it to
-           join it, and the pool may never be destroyed (the default pool
-           is not), so it detaches itself and leaves nothing behind. */
-        b->have_last_exited = 0;
-        pool__thread_detach_self();
-    } else {
-        b->have_last_exited = 1, b->last_exited = pool__thread_self();
-    }
-    if (b->stats.threads == 0) pool__cond_broadcast(&b->all_exited);
-    pool__mutex_unlock(&b->lock);
-    /* From here on p may be freed: pool_destroy waits only for the lock
-       and then joins this thread, which first joins its predecessor. */
-    if (have_previous) pool__thread_join(previous);
-    pool__blocking_home = NULL;
-    return 0;
-}
-
-/* Under the lock. */
-static int pool__blocking_spawn(pool *p) {
-    pool__blocking *b = &p->blocking;
-    pool__thread t;
-    memset(&t, 0, sizeof t);
-    if (pool__thread_start(&t, pool__blocking_main, p, p->stack_size) != 0) {
-        POOL__BLOCKING_COUNT(b, failed, 1);
-        return EAGAIN;
-    }
-    pool__thread_forget(t); /* joined through pool__thread_self, see pool__blocking_main */
-    POOL__BLOCKING_COUNT(b, threads, 1);
-    POOL__BLOCKING_COUNT(b, started, 1);
-    return 0;
-}
-
-/* Queues t for a blocking thread: an idle one nobody has claimed yet, else
-   a new one below the cap, else the first to finish its task. */
-static int pool__blocking_submit(pool *p, pool_task *t) {
-    pool__blocking *b = &p->blocking;
-    int rc = 0;
-    pool__mutex_lock(&b->lock);
-    if (b->shutdown) {
-        rc = ECANCELED;
-    } else if (b->stats.queued < b->spinning) {
-        pool__blocking_push(b, t); /* a spinner takes it */
-    } else if (b->stats.idle > b->notified) {
-        b->notified++;
-        pool__blocking_push(b, t);
-        pool__cond_signal(&b->work_ready);
-    } else if ((b->stats.threads < b->max_threads && pool__blocking_spawn(p) == 0) ||
-               b->stats.threads > 0) {
-        pool__blocking_push(b, t);
-    } else {
-        rc = EAGAIN; /* no thread, and none could be started */
-    }
-    pool__mutex_unlock(&b->lock);
-    return rc;
-}
 
 POOL__IMPL int pool_submit_blocking(pool *p, pool_task *t) {
     int rc;
@@ -5423,38 +5513,6 @@ POOL__IMPL int pool_submit_blocking(pool *p, pool_task *t) {
     rc = pool__blocking_submit(p, t);
     if (rc) pool__unmark_queued(t);
     return rc;
-}
-
-/* Jobs. A job's refs count its runs still to finish and the waiter, as a
-   scope's pending count does: whichever comes last sets the latch. So the
-   waiter registers (pool__latch_init) at any time, before or after the
-   runs finish, and the setter never reads a half-written latch: the
-   waiter writes it before its release decrement, the setter reads it
-   after its acquire decrement. A submission is in flight from its submit
-   until its wait returns (pool__pool is set). A job submitted again while
-   one is in flight, from its own run or after a run nobody waited for,
-   adds a run to wait for instead of starting over: the wait returns after
-   the last one. */
-static void pool__blocking_job_finish(pool_blocking_job *job, int status) {
-    /* Relaxed: published by the release decrement below. A skipped run's
-       ECANCELED stays, whatever runs finish after it. */
-    if (status) POOL__STORE(&job->pool__status, status, POOL__RELAXED);
-    /* acq_rel: release publishes the job's effects and status, acquire
-       sees the waiter's latch fields. */
-    if (POOL__FETCH_SUB(&job->pool__refs, 1, POOL__ACQ_REL) == 1) pool__latch_set(&job->pool__done);
-}
-
-static pool_blocking_job *pool__blocking_job_of(pool_task *t) {
-    return (pool_blocking_job *)(void *)((char *)t - offsetof(pool_blocking_job, pool__task));
-}
-
-static void pool__blocking_job_run(pool_task *t) {
-    pool_blocking_job *job = pool__blocking_job_of(t);
-    pool *p = POOL__LOAD(&job->pool__pool, POOL__RELAXED); /* set by the submit before */
-    job->run(job);
-    /* Counted before the waiter can return, so that it sees its own job. */
-    POOL__FETCH_ADD(&p->blocking.stats.run, 1, POOL__RELAXED);
-    pool__blocking_job_finish(job, 0);
 }
 
 POOL__IMPL int pool_submit_blocking_job(pool *p, pool_blocking_job *job) {
@@ -5515,44 +5573,6 @@ POOL__IMPL int pool_wait_blocking_job(pool_blocking_job *job) {
     status = POOL__LOAD(&job->pool__status, POOL__RELAXED); /* the latch's acquire orders it */
     POOL__STORE(&job->pool__pool, NULL, POOL__RELAXED); /* waited for: a second wait is EINVAL */
     return status;
-}
-
-/* Stops the blocking pool: no more submissions, every queued task run (or
-   with skip_optional, the jobs not marked mandatory skipped and reported),
-   every thread joined. */
-static void pool__blocking_shutdown(pool *p, int skip_optional) {
-    pool__blocking *b = &p->blocking;
-    pool_task *skipped = NULL, **link, *t;
-    pool__mutex_lock(&b->lock);
-    b->shutdown = 1;
-    for (link = &b->head, b->tail = NULL; (t = *link) != NULL;) {
-        if (skip_optional && t->run == pool__blocking_job_run &&
-            !pool__blocking_job_of(t)->mandatory) {
-            *link = t->pool__next;
-            t->pool__next = skipped;
-            skipped = t;
-            POOL__BLOCKING_COUNT(b, queued, -1);
-        } else {
-            b->tail = t;
-            link = &t->pool__next;
-        }
-    }
-    pool__cond_broadcast(&b->work_ready);
-    pool__mutex_unlock(&b->lock);
-
-    for (; skipped; skipped = t) {
-        pool_blocking_job *job = pool__blocking_job_of(skipped);
-        t = skipped->pool__next;
-        pool__unmark_queued(skipped);
-        if (job->on_cancel) job->on_cancel(job);
-        POOL__FETCH_ADD(&b->stats.skipped, 1, POOL__RELAXED);
-        pool__blocking_job_finish(job, ECANCELED);
-    }
-
-    pool__mutex_lock(&b->lock);
-    while (b->stats.threads > 0) pool__cond_wait(&b->all_exited, &b->lock);
-    pool__mutex_unlock(&b->lock);
-    if (b->have_last_exited) pool__thread_join(b->last_exited);
 }
 
 #endif /* POOL_IMPLEMENTATION */
