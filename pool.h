@@ -145,14 +145,16 @@
    abort on bad input. Each function's block, beside its declaration below,
    says which codes it returns and when; across the API they mean:
      EINVAL     a bad argument: a NULL pointer, a task without run, a
-                configuration field or index out of range
+                configuration field or index out of range, a job never
+                submitted or waited for already
      ENOMEM     an allocation failed
      EDEADLK    the call would wait for itself (pool_destroy from a task of
                 that pool, pool_scope_wait_status from a task of that scope)
      ECANCELED  the pool's destroy has begun (a submission), or
                 pool_destroy_fast skipped the job (its wait)
-     EBUSY      the task or job is still queued from an earlier submission.
-                Make tasks and jobs with their initialiser (POOL_TASK_INIT,
+     EBUSY      the task or job is still queued from an earlier submission
+                (or twice in one batch), or the job is in flight on another
+                pool. Make tasks and jobs with their initialiser (POOL_TASK_INIT,
                 POOL_BLOCKING_JOB_INIT) or zero them: leftover private
                 fields may read as queued
      EAGAIN     no thread exists to run the task and none could be started:
@@ -161,9 +163,10 @@
      ENOTSUP    a feature compiled out (pool_trace_write without POOL_TRACE)
      EIO, ...   pool_stats_print and pool_trace_write: a write error, or the
                 errno of fopen
-   pool_join, pool_call, pool_parallel_for and pool_scope_wait return
+   pool_join, pool_call, pool_call_on_worker and pool_parallel_for return
    nothing: they always complete the work, if need be on the calling
-   thread.
+   thread. pool_scope_wait returns nothing either (pool_scope_wait_status
+   says when it did not wait).
 
    CONFIGURATION (pool_config, zero-initialised = every default)
      num_threads      0: $POOL_NUM_THREADS if set, else the number of CPUs
@@ -387,7 +390,9 @@ struct pool_task {
 };
 
 /* Static or compound initialiser: `pool_task t = POOL_TASK_INIT(fn);` */
+/* clang-format off: an initialiser, not a block */
 #define POOL_TASK_INIT(fn) { (fn), 0, 0 }
+/* clang-format on */
 
 /* pool_config: the settings of pool_create; zero-initialised, every default
    (see CONFIGURATION for each field's range and default). */
@@ -521,7 +526,9 @@ struct pool_blocking_job {
 };
 
 /* Static or compound initialiser for a job whose run is fn. */
+/* clang-format off: an initialiser, not a block */
 #define POOL_BLOCKING_JOB_INIT(fn) { (fn), 0, 0, POOL_TASK_INIT(0), 0, 0, 0, 0, {0} }
+/* clang-format on */
 
 /* Every function below may be called from any thread unless its block says
    otherwise: a worker of the same pool, a worker of another pool, a thread
@@ -533,7 +540,7 @@ struct pool_blocking_job {
 
 /* pool_create: makes a pool configured by cfg (NULL: every default) and
    stores it in *out. Starts no worker: threads start when work comes.
-   Errors:  EINVAL (*out is then NULL): out is NULL; num_threads or
+   Errors:  EINVAL: out is NULL; or (*out is then set to NULL) num_threads or
             max_spare_threads < 0 or > 65535; max_blocking_threads < 0;
             spin_us > 1000000; heartbeat_us > 1000000 but for
             POOL_HEARTBEAT_OFF; spawn_throttle > 65535 but for
@@ -547,24 +554,27 @@ POOL_DEF int pool_create(pool **out, const pool_config *cfg);
 
 /* pool_destroy: runs all accepted work to completion (blocking tasks first,
    while the workers still run), wakes and joins every thread, frees p.
-   Submissions made meanwhile fail with ECANCELED; joins and calls made by
-   p's own tasks meanwhile complete.
+   Meanwhile pool_submit(_batch) fail with ECANCELED, as do spawns from
+   outside the pool and, once the blocking pool has shut down, blocking
+   submissions; joins, calls and spawns of p's own tasks complete.
    Errors:  EINVAL: p is NULL (the default pool lives until exit).
             EDEADLK: called from inside a task of p, on whatever thread runs
             it; p keeps working. ECHILD: a pool created before a fork().
    Threads: any thread but p's own tasks; every other thread must have
             returned from its calls on p first, as for any freed object.
    Blocks:  until the work is done. On a worker of another pool, that pool
-            starts a spare thread meanwhile. */
+            starts a spare thread meanwhile if work is queued there. */
 POOL_DEF int pool_destroy(pool *p);
 
 /* ---- fork-join ---------------------------------------------------------- */
 
 /* pool_join: runs a(a_arg) and b(b_arg), in parallel if a worker is free,
    and returns when both are done. On a worker of p the join is lazy: b is
-   recorded on the caller's stack and made stealable only when an idle
-   worker asks for work, or at a task's outermost join; otherwise it runs
-   as a plain call after a (see "Lazy joins" in the implementation). From
+   recorded on the caller's stack and made stealable at a task's outermost
+   join, or when a join begins and an idle or waiting worker (or the
+   heartbeat) has asked this worker for work, or the pool wants a thread
+   busy (a worker asleep, a thread not yet started); otherwise it runs as
+   a plain call after a (see >>lazy in the implementation). From
    outside the pool it runs as pool_call does. Each nested level takes a
    frame of the caller's stack (bench/stack.c measures it).
    Errors:  none; a NULL a or b is skipped (the other runs on the caller).
@@ -588,9 +598,12 @@ POOL_DEF void pool_call(pool *p, pool_fn fn, void *arg);
 /* pool_call_on_worker: runs fn(arg) on a worker thread of p and waits, for
    a function that needs the workers' stack size, pinning or their
    on_thread_start setup. Inline on a worker of p.
-   Errors:  none; a NULL fn does nothing.
+   Errors:  none; a NULL fn does nothing. If p can start no thread, is
+            being destroyed or was inherited across a fork(), or the
+            default pool cannot be created, fn runs on the caller after
+            all, as pool_call's would.
    Threads: any.
-   Blocks:  until fn returns; the caller runs nothing meanwhile. */
+   Blocks:  until fn returns; the caller runs nothing else meanwhile. */
 POOL_DEF void pool_call_on_worker(pool *p, pool_fn fn, void *arg);
 
 /* pool_parallel_for: calls body(arg, lo, hi) on disjoint sub-ranges that
@@ -643,22 +656,29 @@ POOL_DEF void pool_scope_wait(pool_scope *s);
 /* pool_scope_wait_status: pool_scope_wait, telling why it did not wait.
    Errors:  0: every task has finished. EINVAL: s is NULL. EDEADLK: called
             from inside a task of s, or from a join half forked by one, on
-            whatever thread runs it: nothing was waited for.
+            whatever thread runs it: nothing was waited for. (Only the task
+            this thread runs innermost is looked at: from a task of another
+            scope that a task of s spawned and the throttle ran at once, the
+            wait is not refused, and it deadlocks as the program would run
+            serially.)
    Threads: any.
    Blocks:  as pool_scope_wait. */
 POOL_DEF int pool_scope_wait_status(pool_scope *s);
 
 /* ---- detached tasks ----------------------------------------------------- */
 
-/* pool_submit: queues a detached task and returns at once; it never runs t
-   on the submitting thread. t must stay valid until its run is called,
+/* pool_submit: queues a detached task and returns at once: t never runs
+   before pool_submit returns (from a worker of p it goes on that worker's
+   deque, which the worker itself may run later). t must stay valid until its run is called,
    which may free or reuse it.
    Errors:  EINVAL: NULL t or t->run. EBUSY: t is still queued. ECANCELED:
             p's destroy has begun. EAGAIN: p has no worker thread and none
             could be started (t was not taken). ENOMEM: the default pool
             could not be created. ECHILD: a pool created before a fork().
    Threads: any.
-   Blocks:  no. */
+   Blocks:  no, but the first submission to a pool with no thread starts
+            one (it may wait for the lock of another thread's start), and
+            a NULL p may create the default pool. */
 POOL_DEF int pool_submit(pool *p, pool_task *t);
 
 /* pool_submit_batch: queues n tasks, published with one atomic operation
@@ -668,7 +688,7 @@ POOL_DEF int pool_submit(pool *p, pool_task *t);
             any invalid element (none is queued), EBUSY for a task queued
             twice in the batch.
    Threads: any.
-   Blocks:  no. */
+   Blocks:  as pool_submit. */
 POOL_DEF int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n);
 
 /* ---- the blocking pool -------------------------------------------------- */
@@ -676,9 +696,10 @@ POOL_DEF int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n);
 /* pool_submit_blocking: runs t on one of p's blocking threads (see
    BLOCKING WORK): fire and forget; always run, even by pool_destroy_fast.
    Errors:  EINVAL: NULL t or t->run. EBUSY: t is still queued. ECANCELED:
-            p's destroy has begun. EAGAIN: no blocking thread exists and
-            none could be started (t was not taken). ECHILD: a pool created
-            before a fork().
+            p's destroy has shut its blocking pool down. EAGAIN: no
+            blocking thread exists and none could be started (t was not
+            taken). ENOMEM: the default pool could not be created. ECHILD:
+            a pool created before a fork().
    Threads: any.
    Blocks:  no. */
 POOL_DEF int pool_submit_blocking(pool *p, pool_task *t);
@@ -699,7 +720,7 @@ POOL_DEF int pool_submit_blocking_job(pool *p, pool_blocking_job *job);
             NULL, never submitted, or already waited for. ECHILD: in a
             forked child, a job submitted before the fork and unfinished.
    Threads: any; on a worker, its pool starts a spare thread while it
-            waits.
+            waits, if work is queued there.
    Blocks:  until the job has run or was skipped. */
 POOL_DEF int pool_wait_blocking_job(pool_blocking_job *job);
 
@@ -733,7 +754,8 @@ POOL_DEF int pool_num_threads(const pool *p);
 
 /* pool_worker_index_limit: one more than the highest index
    pool_worker_index can return on a thread of p: num_threads +
-   max_spare_threads + external_slots. Size per-thread arrays by it.
+   max_spare_threads + external_slots (1 if the default pool could not be
+   created). Size per-thread arrays by it.
    Errors:  none.
    Threads: any.
    Blocks:  no (it may create the default pool). */
@@ -758,8 +780,9 @@ POOL_DEF int pool_worker_stats_get(const pool *p, int worker, pool_worker_stats 
 
 /* pool_stats_print: writes the totals and a row per started worker and
    spare to out, formatted for a terminal, and flushes it.
-   Errors:  EINVAL: out is NULL. The errno of a failed write or flush
-            (ENOSPC, ...), else EIO.
+   Errors:  EINVAL: out is NULL. ENOMEM: the default pool could not be
+            created. The errno of a failed write or flush (ENOSPC, ...),
+            else EIO.
    Threads: any.
    Blocks:  on the stream's I/O. */
 POOL_DEF int pool_stats_print(const pool *p, FILE *out);
@@ -770,8 +793,8 @@ POOL_DEF int pool_stats_print(const pool *p, FILE *out);
    events of every thread of p to the file at path, in Chrome's trace
    format (open it in ui.perfetto.dev). Safe while p runs.
    Errors:  ENOTSUP: built without POOL_TRACE. EINVAL: path is NULL. The
-            errno of fopen (ENOENT, EACCES, ...). EIO: a write error.
-            ENOMEM.
+            errno of fopen (ENOENT, EACCES, ...). The errno of a failed
+            write or close (ENOSPC, ...), else EIO. ENOMEM.
    Threads: any.
    Blocks:  on the file's I/O. */
 POOL_DEF int pool_trace_write(const pool *p, const char *path);
@@ -821,6 +844,9 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
 #ifndef POOL_ASSERT
 #include <assert.h>
 #define POOL_ASSERT(x) assert(x)
+#if defined(POOL_DEBUG) && defined(NDEBUG)
+#error "POOL_DEBUG reports through POOL_ASSERT, which is assert() and off with NDEBUG: define POOL_ASSERT"
+#endif
 #endif
 
 /* POOL__INVARIANT(x) states an invariant on a path where it holds. It is
@@ -2463,7 +2489,9 @@ static uint32_t pool__jec_announce_sleepy(pool *p) {
    published through them; the pairing above is carried by the JEC and
    the sleeping registration, which are seq_cst. */
 static void pool__sub_sleeping(pool *p) {
-    POOL__FETCH_SUB(&p->counters, POOL__ONE_SLEEPING, POOL__RELAXED);
+    uint64_t before = POOL__FETCH_SUB(&p->counters, POOL__ONE_SLEEPING, POOL__RELAXED);
+    POOL__INVARIANT(pool__sleeping_of(before) != 0); /* counted once, un-counted once */
+    (void)before;
 }
 
 /* A waker found w asleep or about to sleep: make it search again. */
@@ -2724,8 +2752,9 @@ static int pool__latch_is_done(pool__latch *l) {
    effects happen before a waiter's acquire. Every blocked waiter is woken
    (a scope may have several, see pool_scope_wait_status). */
 static void pool__latch_set(pool__latch *l) {
-    if (POOL__FETCH_OR(&l->state, POOL__LATCH_DONE, POOL__RELEASE) & POOL__LATCH_WAITING)
-        pool__wake_all(&l->state);
+    uint32_t before = POOL__FETCH_OR(&l->state, POOL__LATCH_DONE, POOL__RELEASE);
+    POOL__INVARIANT(!(before & POOL__LATCH_DONE)); /* set once per round */
+    if (before & POOL__LATCH_WAITING) pool__wake_all(&l->state);
 }
 
 /* Returns 1 if l was done within `spins` rounds. */
@@ -3228,9 +3257,7 @@ static void pool__run_end(pool__worker *w, int64_t outer_base) {
    w's current run instead: nobody but w waits for it, and what it pushes
    belongs to that run too. */
 POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
-    pool_scope *scope;
-    POOL__INVARIANT(w == pool__current);
-    scope = pool__unmark_queued(t);
+    pool_scope *scope = pool__unmark_queued(t);
     pool__body outer = pool__body_begin(w, pool__enclosing_scope(t, scope));
     int64_t outer_base = 0;
     POOL__COUNT(w->stats.jobs_run, 1);
@@ -3841,10 +3868,13 @@ static void pool__park_begin(pool__worker *w) {
 }
 
 static void pool__park_end(pool__worker *w) {
+    uint32_t before;
     if (pool__is_slot(w)) return;
     /* seq_cst: the heartbeat's pair (see the lazy joins section); for the
        spares, a stale count afterwards only starts a thread too many. */
-    POOL__FETCH_SUB(&w->home->parked, 1, POOL__SEQ_CST);
+    before = POOL__FETCH_SUB(&w->home->parked, 1, POOL__SEQ_CST);
+    POOL__INVARIANT(before != 0); /* pool__park_begin counted w */
+    (void)before;
     pool__heartbeat_resume(w->home);
 }
 

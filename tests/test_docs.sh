@@ -6,8 +6,10 @@
 #    just above the declaration, begins "/* <name>:" and has the lines
 #    "Errors:", "Threads:" and "Blocks:" (what it returns on failure, from
 #    which threads it may be called, what it may block on).
-#  - Each public struct (`struct pool_<name> {`): a comment just above it
-#    that begins "/* pool_<name>:".
+#    Each label must be followed by text, and every POOL_DEF in the public
+#    part must start its line (so that none escapes the check).
+#  - Each public struct (`struct pool_<name> {`, also after `typedef`): a
+#    comment just above it that begins "/* pool_<name>:".
 # Only the public part is read: up to the end of its include guard.
 #  - The CONTENTS list of the top block names every section of the
 #    implementation by its grep tag (">>name"), in file order, and each
@@ -32,18 +34,24 @@ awk '
         }
         n = split("Errors: Threads: Blocks:", labels, " ")
         for (i = 1; i <= n; i++)
-            if (block !~ ("\n   " labels[i] " ")) {
+            if (block !~ ("\n   " labels[i] " +[^ */]")) {
                 print "pool.h:" NR ": " name "'"'"'s block has no \"" labels[i] "\" line"
                 bad++
             }
     }
-    /^struct pool_[a-z][a-z_]* \{/ {
-        name = $2
+    /^(typedef )?struct pool_[a-z0-9][a-z0-9_]*( \{|$)/ {
+        name = $0
+        sub(/^(typedef )?struct /, "", name)
+        sub(/[ {].*/, "", name)
         structs++
         if (ended != NR - 1 || index(block, "/* " name ":") != 2) {
             print "pool.h:" NR ": struct " name " has no block of its own right above it"
             bad++
         }
+    }
+    !open && /POOL_DEF/ && !/^POOL_DEF / && !/^#/ {
+        print "pool.h:" NR ": a POOL_DEF declaration that does not start its line: " $0
+        bad++
     }
     END {
         if (functions < 20 || structs < 5) {
