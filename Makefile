@@ -4,7 +4,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
-.PHONY: all test test-debug test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
+.PHONY: all test test-debug format-check format test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
 	bench-stats bench-smoke bench-peers bench-results bench-scaling portability clean
 
 all: examples
@@ -31,7 +31,15 @@ test-valgrind:
 test-debug:
 	CC="$(CC)" CFLAGS="$(CFLAGS) -Werror -DPOOL_DEBUG" BUILD=$(BUILD)/tests-debug sh tests/run.sh
 
-check: test test-debug test-tsan test-asan test-valgrind readme
+# Every C and C++ file in the style of .clang-format (Debian's clang-format,
+# installed if missing); `make format` rewrites them.
+format-check:
+	sh tests/format.sh check
+
+format:
+	sh tests/format.sh apply
+
+check: test test-debug test-tsan test-asan test-valgrind readme format-check
 
 # tests/test_soak.c at full size: 10^8 joins and 10^7 outside submits, at 1
 # and at 16 threads, with POOL_CHAOS widening every race window (make test

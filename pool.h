@@ -333,7 +333,7 @@
    LICENSE: MIT, see the end of this file.
 */
 #if defined(POOL_IMPLEMENTATION) && defined(__linux__) && defined(__STRICT_ANSI__) && \
-    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) &&      \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && \
     !defined(_DEFAULT_SOURCE)
 /* Strict ISO modes (-std=c99) hide POSIX; the implementation needs it. This
    only works if pool.h is the first header of the implementation file. */
@@ -384,43 +384,44 @@ typedef void (*pool_fn)(void *arg);
    with POOL_TASK_INIT or zero it: the private fields say whether it is
    queued. */
 struct pool_task {
-    void (*run)(pool_task *self);   /* set by the user */
-    pool_task *pool__next;          /* private: queue link */
-    pool_scope *pool__scope;        /* private: scope the task was spawned into */
+    void (*run)(pool_task *self); /* set by the user */
+    pool_task *pool__next;        /* private: queue link */
+    pool_scope *pool__scope;      /* private: scope the task was spawned into */
 };
 
 /* Static or compound initialiser: `pool_task t = POOL_TASK_INIT(fn);` */
 /* clang-format off: an initialiser, not a block */
-#define POOL_TASK_INIT(fn) { (fn), 0, 0 }
+#define POOL_TASK_INIT(fn) \
+    { (fn), 0, 0 }
 /* clang-format on */
 
 /* pool_config: the settings of pool_create; zero-initialised, every default
    (see CONFIGURATION for each field's range and default). */
 struct pool_config {
-    int num_threads;          /* 0: $POOL_NUM_THREADS, else the CPUs this process may use */
-    size_t stack_size;        /* 0: platform default */
-    const char *name;         /* worker thread name prefix; NULL: "pool" */
+    int num_threads;   /* 0: $POOL_NUM_THREADS, else the CPUs this process may use */
+    size_t stack_size; /* 0: platform default */
+    const char *name;  /* worker thread name prefix; NULL: "pool" */
     void (*on_thread_start)(void *user, int worker_index);
     void (*on_thread_exit)(void *user, int worker_index);
     void *user;
-    int max_blocking_threads;          /* blocking-pool thread cap; 0: 512 */
-    unsigned blocking_keep_alive_ms;   /* idle blocking thread exits after this; 0: 10000 */
-    const int *cpus;  /* optional: worker i is pinned to cpus[i % num_cpus] (copied) */
-    int num_cpus;     /* entries in cpus; 0: no pinning */
-    int max_spare_threads; /* threads started beyond num_threads to stand in for workers
-                              parked in a wait; 0: 256 */
-    unsigned spin_us; /* microseconds an idle worker keeps searching before it starts to fall
-                         asleep, at most 1000000; 0: $POOL_SPIN_US, else none */
-    unsigned heartbeat_us; /* microseconds between heartbeats while a worker is busy, at most
-                              1000000, or POOL_HEARTBEAT_OFF; 0: $POOL_HEARTBEAT_US, else
-                              POOL_HEARTBEAT_DEFAULT_US */
+    int max_blocking_threads;        /* blocking-pool thread cap; 0: 512 */
+    unsigned blocking_keep_alive_ms; /* idle blocking thread exits after this; 0: 10000 */
+    const int *cpus;         /* optional: worker i is pinned to cpus[i % num_cpus] (copied) */
+    int num_cpus;            /* entries in cpus; 0: no pinning */
+    int max_spare_threads;   /* threads started beyond num_threads to stand in for workers
+                                parked in a wait; 0: 256 */
+    unsigned spin_us;        /* microseconds an idle worker keeps searching before it starts to fall
+                                asleep, at most 1000000; 0: $POOL_SPIN_US, else none */
+    unsigned heartbeat_us;   /* microseconds between heartbeats while a worker is busy, at most
+                                1000000, or POOL_HEARTBEAT_OFF; 0: $POOL_HEARTBEAT_US, else
+                                POOL_HEARTBEAT_DEFAULT_US */
     unsigned spawn_throttle; /* tasks a busy worker's deque holds before its spawns run at
                                 once (see pool_scope_spawn), 1 to 65535, or
                                 POOL_SPAWN_THROTTLE_OFF; 0: num_threads, at least
                                 POOL_SPAWN_THROTTLE_DEFAULT */
-    int external_slots; /* threads outside the pool that may work in it at once (see
-                           pool_call), 1 to 30, or POOL_EXTERNAL_SLOTS_NONE; 0:
-                           POOL_EXTERNAL_SLOTS_DEFAULT */
+    int external_slots;      /* threads outside the pool that may work in it at once (see
+                                pool_call), 1 to 30, or POOL_EXTERNAL_SLOTS_NONE; 0:
+                                POOL_EXTERNAL_SLOTS_DEFAULT */
 };
 
 /* pool_config.heartbeat_us: no heartbeat. */
@@ -437,60 +438,60 @@ struct pool_config {
    (pool_stats_get). Each is exact once the pool is quiescent; while it runs
    they are a snapshot. */
 struct pool_stats {
-    uint64_t jobs_run;         /* tasks and join halves run from a queue (not a half its
-                                  own join took straight back: that is a plain call), and
-                                  calls run in external slots */
-    uint64_t jobs_stolen;      /* ... of which were stolen from another worker */
-    uint64_t steals_failed;    /* steal attempts that lost a race */
-    uint64_t jobs_injected;    /* tasks posted from outside the pool */
-    uint64_t sleeps;           /* times a worker blocked in the kernel */
-    uint64_t wakeups;          /* times a worker was woken from the kernel */
-    uint64_t wakeups_wasted;   /* ... and went back to sleep without running a task */
-    uint64_t threads_started;  /* worker threads started (up to num_threads) */
-    uint64_t threads_failed;   /* worker and spare thread creations that failed */
-    int num_threads;           /* configured maximum */
-    uint64_t spares_started;   /* spare threads started: beyond num_threads, each to stand in
-                                  for a worker parked in a wait */
-    uint64_t waits_parked;     /* times a worker parked in a wait, with nothing of its own to run */
-    uint64_t wait_depth_max;   /* the most waits ever nested on one thread's stack (the pool's
-                                  threads, and outside threads waiting on the pool) */
-    uint64_t spin_ns;          /* time idle workers spent searching within the spin budget
-                                  (pool_config.spin_us): the CPU the idle policy cost */
-    uint64_t joins_promoted;   /* join halves made stealable after the join began, for an
-                                  idle worker (see pool_join); the others were plain calls */
-    uint64_t spawns_inline;    /* scope tasks run at once by their spawner, whose deque was
-                                  full enough (see pool_scope_spawn); not in jobs_run */
-    uint64_t slot_calls;       /* calls and scope waits of outside threads that worked in an
-                                  external slot (see pool_call); the rest were injected */
+    uint64_t jobs_run;        /* tasks and join halves run from a queue (not a half its
+                                 own join took straight back: that is a plain call), and
+                                 calls run in external slots */
+    uint64_t jobs_stolen;     /* ... of which were stolen from another worker */
+    uint64_t steals_failed;   /* steal attempts that lost a race */
+    uint64_t jobs_injected;   /* tasks posted from outside the pool */
+    uint64_t sleeps;          /* times a worker blocked in the kernel */
+    uint64_t wakeups;         /* times a worker was woken from the kernel */
+    uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
+    uint64_t threads_started; /* worker threads started (up to num_threads) */
+    uint64_t threads_failed;  /* worker and spare thread creations that failed */
+    int num_threads;          /* configured maximum */
+    uint64_t spares_started;  /* spare threads started: beyond num_threads, each to stand in
+                                 for a worker parked in a wait */
+    uint64_t waits_parked;    /* times a worker parked in a wait, with nothing of its own to run */
+    uint64_t wait_depth_max;  /* the most waits ever nested on one thread's stack (the pool's
+                                 threads, and outside threads waiting on the pool) */
+    uint64_t spin_ns;         /* time idle workers spent searching within the spin budget
+                                 (pool_config.spin_us): the CPU the idle policy cost */
+    uint64_t joins_promoted;  /* join halves made stealable after the join began, for an
+                                 idle worker (see pool_join); the others were plain calls */
+    uint64_t spawns_inline;   /* scope tasks run at once by their spawner, whose deque was
+                                 full enough (see pool_scope_spawn); not in jobs_run */
+    uint64_t slot_calls;      /* calls and scope waits of outside threads that worked in an
+                                 external slot (see pool_call); the rest were injected */
     /* The blocking pool. The first three are current values, kept without
        locks so that they can be read at any time. */
-    uint64_t blocking_threads;          /* blocking threads alive */
-    uint64_t blocking_idle_threads;     /* ... of which waiting for a task */
-    uint64_t blocking_queue_depth;      /* blocking tasks queued, not started */
-    uint64_t blocking_tasks_run;        /* blocking tasks run to completion */
-    uint64_t blocking_tasks_skipped;    /* jobs skipped by pool_destroy_fast */
-    uint64_t blocking_threads_started;  /* blocking threads ever started */
-    uint64_t blocking_threads_failed;   /* blocking thread creations that failed */
+    uint64_t blocking_threads;         /* blocking threads alive */
+    uint64_t blocking_idle_threads;    /* ... of which waiting for a task */
+    uint64_t blocking_queue_depth;     /* blocking tasks queued, not started */
+    uint64_t blocking_tasks_run;       /* blocking tasks run to completion */
+    uint64_t blocking_tasks_skipped;   /* jobs skipped by pool_destroy_fast */
+    uint64_t blocking_threads_started; /* blocking threads ever started */
+    uint64_t blocking_threads_failed;  /* blocking thread creations that failed */
 };
 
 /* pool_worker_stats: one worker's, spare's or external slot's counters
    (pool_worker_stats_get); pool_stats sums them. */
 struct pool_worker_stats {
-    uint64_t jobs_run;        /* tasks and join halves run from a queue (see pool_stats) */
-    uint64_t jobs_stolen;     /* ... of which this worker stole from another */
-    uint64_t steals_failed;   /* steal attempts that lost a race */
-    uint64_t jobs_injected;   /* tasks it took from the pool's injector (posted from outside) */
-    uint64_t sleeps;          /* times it blocked in the kernel */
-    uint64_t wakeups;         /* times it was woken from the kernel */
-    uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
-    uint64_t waits_parked;    /* times it parked in a wait (see pool_stats) */
-    uint64_t wait_depth_max;  /* the most waits nested on its stack */
-    uint64_t spin_ns;         /* time it spent searching within the spin budget */
-    uint64_t joins_promoted;  /* join halves it made stealable (see pool_stats) */
-    uint64_t spawns_inline;   /* scope tasks it ran at once as it spawned them (see pool_stats) */
-    uint64_t slot_calls;      /* an external slot: the calls and waits run in it */
-    int started;              /* 1 if its thread has been started (never, for a slot) */
-    int cpu;                  /* the CPU it pinned itself to as it started; -1: none (yet) */
+    uint64_t jobs_run;       /* tasks and join halves run from a queue (see pool_stats) */
+    uint64_t jobs_stolen;    /* ... of which this worker stole from another */
+    uint64_t steals_failed;  /* steal attempts that lost a race */
+    uint64_t jobs_injected;  /* tasks it took from the pool's injector (posted from outside) */
+    uint64_t sleeps;         /* times it blocked in the kernel */
+    uint64_t wakeups;        /* times it was woken from the kernel */
+    uint64_t wakeups_wasted; /* ... and went back to sleep without running a task */
+    uint64_t waits_parked;   /* times it parked in a wait (see pool_stats) */
+    uint64_t wait_depth_max; /* the most waits nested on its stack */
+    uint64_t spin_ns;        /* time it spent searching within the spin budget */
+    uint64_t joins_promoted; /* join halves it made stealable (see pool_stats) */
+    uint64_t spawns_inline;  /* scope tasks it ran at once as it spawned them (see pool_stats) */
+    uint64_t slot_calls;     /* an external slot: the calls and waits run in it */
+    int started;             /* 1 if its thread has been started (never, for a slot) */
+    int cpu;                 /* the CPU it pinned itself to as it started; -1: none (yet) */
 };
 
 /* Private: a one-shot completion flag that a thread can block on. */
@@ -502,10 +503,10 @@ typedef struct pool__latch {
    _wait), owned by the caller; every field is private. */
 struct pool_scope {
     pool *pool__pool;
-    size_t pool__pending;         /* unfinished tasks, plus a bit while nobody waits yet */
+    size_t pool__pending; /* unfinished tasks, plus a bit while nobody waits yet */
     pool__latch pool__done;
-    const void *pool__origin;     /* the worker that initialised it, NULL: none */
-    uint64_t pool__origin_run;    /* ... and the id of the run it was in then */
+    const void *pool__origin;  /* the worker that initialised it, NULL: none */
+    uint64_t pool__origin_run; /* ... and the id of the run it was in then */
 };
 
 /* pool_blocking_job: a blocking task that can be waited for, and skipped
@@ -513,11 +514,11 @@ struct pool_scope {
    Make it with POOL_BLOCKING_JOB_INIT or zero it; it must stay valid until
    its wait returns, or until pool_destroy returns if nobody waits. */
 struct pool_blocking_job {
-    void (*run)(pool_blocking_job *self);        /* the blocking work; set by the user */
-    void (*on_cancel)(pool_blocking_job *self);  /* optional: called instead of run if
-                                                    pool_destroy_fast skips the job */
-    int mandatory;                               /* nonzero: never skipped */
-    pool_task pool__task;                        /* private from here on */
+    void (*run)(pool_blocking_job *self);       /* the blocking work; set by the user */
+    void (*on_cancel)(pool_blocking_job *self); /* optional: called instead of run if
+                                                   pool_destroy_fast skips the job */
+    int mandatory;                              /* nonzero: never skipped */
+    pool_task pool__task;                       /* private from here on */
     pool *pool__pool;
     uint32_t pool__refs;
     int pool__status;
@@ -527,7 +528,10 @@ struct pool_blocking_job {
 
 /* Static or compound initialiser for a job whose run is fn. */
 /* clang-format off: an initialiser, not a block */
-#define POOL_BLOCKING_JOB_INIT(fn) { (fn), 0, 0, POOL_TASK_INIT(0), 0, 0, 0, 0, {0} }
+#define POOL_BLOCKING_JOB_INIT(fn) \
+    { \
+        (fn), 0, 0, POOL_TASK_INIT(0), 0, 0, 0, 0, { 0 } \
+    }
 /* clang-format on */
 
 /* Every function below may be called from any thread unless its block says
@@ -845,7 +849,8 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
 #include <assert.h>
 #define POOL_ASSERT(x) assert(x)
 #if defined(POOL_DEBUG) && defined(NDEBUG)
-#error "POOL_DEBUG reports through POOL_ASSERT, which is assert() and off with NDEBUG: define POOL_ASSERT"
+#error \
+    "POOL_DEBUG reports through POOL_ASSERT, which is assert() and off with NDEBUG: define POOL_ASSERT"
 #endif
 #endif
 
@@ -981,14 +986,12 @@ typedef pool__thread_result(POOL__THREAD_CALL *pool__thread_proc)(void *);
 static int pool__thread_create_native(pool__thread *t, size_t stack_size, pool__thread_proc fn,
                                       void *arg);
 #ifdef POOL__THREAD_CREATE
-static int POOL__THREAD_CREATE(pool__thread *t, size_t stack_size, pool__thread_proc fn,
-                               void *arg);
+static int POOL__THREAD_CREATE(pool__thread *t, size_t stack_size, pool__thread_proc fn, void *arg);
 #else
 #define POOL__THREAD_CREATE pool__thread_create_native
 #endif
 
-static int pool__thread_start(pool__thread *t, pool__thread_proc fn, void *arg,
-                              size_t stack_size) {
+static int pool__thread_start(pool__thread *t, pool__thread_proc fn, void *arg, size_t stack_size) {
     return POOL__THREAD_CREATE(t, stack_size, fn, arg);
 }
 
@@ -1635,21 +1638,21 @@ static void pool__thread_set_name(const char *name) {
 /* ------------------------------------------------------------------------ */
 
 typedef struct pool__deque_buffer {
-    int64_t mask;                        /* capacity - 1, capacity a power of two */
-    pool_task **slots;                   /* read and written atomically */
-    struct pool__deque_buffer *retired;  /* the buffer this one replaced */
+    int64_t mask;                       /* capacity - 1, capacity a power of two */
+    pool_task **slots;                  /* read and written atomically */
+    struct pool__deque_buffer *retired; /* the buffer this one replaced */
 } pool__deque_buffer;
 
 typedef struct pool__deque {
-    POOL__ALIGNED int64_t top;      /* thieves' end; advanced only by CAS */
-    POOL__ALIGNED int64_t bottom;   /* owner's end */
-    pool__deque_buffer *buffer;     /* written by the owner only */
+    POOL__ALIGNED int64_t top;    /* thieves' end; advanced only by CAS */
+    POOL__ALIGNED int64_t bottom; /* owner's end */
+    pool__deque_buffer *buffer;   /* written by the owner only */
     void *alloc_user;
 } pool__deque;
 
 static pool__deque_buffer *pool__deque_buffer_new(int64_t capacity, void *user) {
-    pool__deque_buffer *b = (pool__deque_buffer *)pool__alloc(
-        sizeof *b + (size_t)capacity * sizeof(pool_task *), user);
+    pool__deque_buffer *b =
+        (pool__deque_buffer *)pool__alloc(sizeof *b + (size_t)capacity * sizeof(pool_task *), user);
     if (!b) return NULL;
     b->mask = capacity - 1;
     b->slots = (pool_task **)(b + 1);
@@ -1679,13 +1682,13 @@ static void pool__deque_destroy(pool__deque *d) {
 /* Owner only. Copies the live items [top, bottom) into a buffer twice the
    size and publishes it; the old buffer stays readable for thieves. */
 POOL__COLD pool__deque_buffer *pool__deque_grow(pool__deque *d, pool__deque_buffer *old,
-                                           int64_t top, int64_t bottom) {
+                                                int64_t top, int64_t bottom) {
     pool__deque_buffer *b = pool__deque_buffer_new(2 * (old->mask + 1), d->alloc_user);
     int64_t i;
     if (!b) return NULL;
     for (i = top; i < bottom; i++)
-        POOL__STORE(&b->slots[i & b->mask],
-                    POOL__LOAD(&old->slots[i & old->mask], POOL__RELAXED), POOL__RELAXED);
+        POOL__STORE(&b->slots[i & b->mask], POOL__LOAD(&old->slots[i & old->mask], POOL__RELAXED),
+                    POOL__RELAXED);
     b->retired = old;
     /* Release: a thief that loads this pointer (acquire) sees the copied slots. */
     POOL__STORE(&d->buffer, b, POOL__RELEASE);
@@ -1809,8 +1812,7 @@ static int pool__injector_push_chain(pool__injector *q, pool_task *first, pool_t
         if (closed && !even_if_closed) return ECANCELED;
         last->pool__next = (pool_task *)(head & ~POOL__INJECTOR_CLOSED);
         POOL__CHAOS();
-    } while (!POOL__CAS(&q->head, &head, (uintptr_t)first | closed, POOL__SEQ_CST,
-                        POOL__RELAXED));
+    } while (!POOL__CAS(&q->head, &head, (uintptr_t)first | closed, POOL__SEQ_CST, POOL__RELAXED));
     *was_empty = (head & ~POOL__INJECTOR_CLOSED) == 0;
     return 0;
 }
@@ -1892,10 +1894,10 @@ typedef struct pool__worker {
     uint32_t run_depth;   /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
     uint32_t ticks;       /* searches of the main loop, for its fairness rule */
     uint32_t wait_depth;  /* waits nested on its stack */
-    const pool_scope *running_scope; /* the scope whose task it runs innermost */
+    const pool_scope *running_scope;       /* the scope whose task it runs innermost */
     struct pool__lazy_join *lazy_newest;   /* the newest join of that task (see lazy joins) */
     struct pool__lazy_join *lazy_promoted; /* ... and the newest of them that was pushed */
-    pool *home;           /* the pool this worker belongs to */
+    pool *home;                            /* the pool this worker belongs to */
     int index;
     int cpu; /* pinned to; -1: not pinned. Set by the worker before its first task. */
     pool__thread thread;
@@ -1911,9 +1913,9 @@ typedef struct pool__worker {
    read without it by pool_stats_get. */
 typedef struct pool__blocking {
     pool__mutex lock;
-    pool__cond work_ready; /* idle threads wait here */
-    pool__cond all_exited; /* pool_destroy waits here */
-    pool_task *head, *tail;    /* FIFO of queued tasks */
+    pool__cond work_ready;  /* idle threads wait here */
+    pool__cond all_exited;  /* pool_destroy waits here */
+    pool_task *head, *tail; /* FIFO of queued tasks */
     uint32_t max_threads;
     uint32_t notified; /* idle threads signalled and not yet awake */
     uint32_t spinning; /* threads that just finished a task and poll the queue */
@@ -1933,20 +1935,20 @@ typedef struct pool__monitor {
     pool__mutex lock;
     pool__cond wake;
     pool__thread thread;
-    int running; /* the thread was started (written under spawn_lock) */
-    int retry;   /* a thread start failed: try again after a backoff */
-    int stop;    /* pool_destroy: exit */
+    int running;         /* the thread was started (written under spawn_lock) */
+    int retry;           /* a thread start failed: try again after a backoff */
+    int stop;            /* pool_destroy: exit */
     uint32_t heart_idle; /* it found no worker busy and waits (the heartbeat: see lazy joins) */
 } pool__monitor;
 
 struct pool {
     /* Read-only after pool_create. */
     int num_threads;
-    uint32_t max_workers;  /* num_threads plus the spare threads it may start */
+    uint32_t max_workers; /* num_threads plus the spare threads it may start */
     size_t stack_size;
-    uint64_t spin_ns;      /* the idle spin budget (pool_config.spin_us) */
-    uint64_t heartbeat_ns; /* pool_config.heartbeat_us; 0: none */
-    uint32_t spawn_throttle; /* pool_config.spawn_throttle as kept: UINT32_MAX is off */
+    uint64_t spin_ns;         /* the idle spin budget (pool_config.spin_us) */
+    uint64_t heartbeat_ns;    /* pool_config.heartbeat_us; 0: none */
+    uint32_t spawn_throttle;  /* pool_config.spawn_throttle as kept: UINT32_MAX is off */
     uint32_t threads_looping; /* threads that reached their worker loop (see the throttle) */
     char name[16];
     void (*on_thread_start)(void *user, int worker_index);
@@ -1956,8 +1958,8 @@ struct pool {
        num_slots external slots (see their section), made by pool_create. */
     pool__worker **workers;
     uint32_t num_slots;
-    pool__cpu_set allowed;  /* every thread of the pool starts with these CPUs */
-    int *cpus;              /* pool_config.cpus, copied; NULL: no pinning */
+    pool__cpu_set allowed; /* every thread of the pool starts with these CPUs */
+    int *cpus;             /* pool_config.cpus, copied; NULL: no pinning */
     int num_cpus;
     uint32_t fork_generation; /* pool__fork_generation when created, see pool__inherited */
     pool *inherited_next;     /* in a fork's child: the list of parents' default pools */
@@ -1974,15 +1976,15 @@ struct pool {
        Written under spawn_lock. With `parked`, read on every join push:
        rarely written, and kept apart from what is. */
     POOL__ALIGNED uint32_t threads_started;
-    uint32_t parked;       /* workers parked in a wait (see the waiting section) */
-    uint32_t closing;      /* pool_destroy has begun: no new submissions */
-    uint32_t terminating;  /* workers leave once they find no work */
+    uint32_t parked;      /* workers parked in a wait (see the waiting section) */
+    uint32_t closing;     /* pool_destroy has begun: no new submissions */
+    uint32_t terminating; /* workers leave once they find no work */
     uint32_t spawn_closed;
     uint32_t workers_gone; /* pool_destroy joined the workers: waiters run their own work */
     POOL__ALIGNED uint64_t jobs_injected;
     uint64_t threads_failed;
-    uint64_t spawn_retry_ns; /* posters start no thread before this time */
-    uint32_t spawn_again;    /* a poster found spawn_lock held: see pool__spawn */
+    uint64_t spawn_retry_ns;         /* posters start no thread before this time */
+    uint32_t spawn_again;            /* a poster found spawn_lock held: see pool__spawn */
     uint64_t outside_wait_depth_max; /* the deepest nesting of waits on p's outside waiters */
     /* The external slots taken (bit k: slot k), and POOL__SLOTS_CLOSED and
        POOL__SLOTS_WAITER (see the external slots section). Written at
@@ -2030,7 +2032,9 @@ POOL__INLINE uint32_t pool__slots_in_use(pool *p) {
     return POOL__LOAD(&p->slots_taken, POOL__RELAXED) & POOL__SLOTS_MASK;
 }
 
-POOL__INLINE pool__worker *pool__slot(pool *p, uint32_t k) { return p->workers[p->max_workers + k]; }
+POOL__INLINE pool__worker *pool__slot(pool *p, uint32_t k) {
+    return p->workers[p->max_workers + k];
+}
 
 POOL__INLINE int pool__is_slot(const pool__worker *w) {
     return (uint32_t)w->index >= w->home->max_workers;
@@ -2206,8 +2210,8 @@ static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_
     /* Relaxed: a stale value only costs one extra trip to the lock. */
     started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
     /* seq_cst: see pool__threads_wanted. */
-    limit = spares == POOL__SPARES ? pool__threads_wanted(p, POOL__SEQ_CST)
-                                   : (uint32_t)p->num_threads;
+    limit =
+        spares == POOL__SPARES ? pool__threads_wanted(p, POOL__SEQ_CST) : (uint32_t)p->num_threads;
     if (started >= limit) return started;
     /* Relaxed: a hint; the lock below decides. While the pool has no
        thread at all every post tries: nobody else would run its work. */
@@ -2236,7 +2240,7 @@ static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_
 enum {
     POOL__EV_JOB_BEGIN,
     POOL__EV_JOB_END,
-    POOL__EV_STEAL,  /* arg: the victim worker */
+    POOL__EV_STEAL, /* arg: the victim worker */
     POOL__EV_SLEEP_BEGIN,
     POOL__EV_SLEEP_END,
     POOL__EV_WAKE,   /* arg: the worker woken */
@@ -2286,7 +2290,8 @@ static int pool__trace_own_lanes(const pool *p) { return (int)(p->max_workers + 
 
 static int pool__trace_init(pool *p) {
     int lanes = pool__trace_own_lanes(p) + POOL__TRACE_SHARED_LANES;
-    size_t size = sizeof(struct pool__trace_buffer) + (size_t)(lanes - 1) * sizeof(pool__trace_lane);
+    size_t size =
+        sizeof(struct pool__trace_buffer) + (size_t)(lanes - 1) * sizeof(pool__trace_lane);
     p->trace = (struct pool__trace_buffer *)pool__alloc_aligned(size, p->user);
     if (!p->trace) return ENOMEM;
     memset(p->trace, 0, size);
@@ -2597,13 +2602,12 @@ static void pool__new_moved_jobs(pool__worker *w, uint32_t n, pool__lock_wait wa
 
 /* n tasks were pushed onto w's own deque. This runs on every join, so the
    common case, nobody asleep and every thread wanted started, returns
-   after three loads (threads_started and parked share a cache line); whether the deque was empty is only worked out when it matters.
-   Relaxed threads_started: a stale count only sends us down the slow path.
-   There is no store-load pair here: the push's release store of bottom
-   and the counters load in pool__jec_post may be reordered (store
-   buffering, on x86 too), so a worker going to sleep at that moment can
-   miss the new job. That costs parallelism, never the job: w is awake and
-   pops it itself, and the next post wakes the sleeper. */
+   after three loads (threads_started and parked share a cache line); whether the deque was empty is
+   only worked out when it matters. Relaxed threads_started: a stale count only sends us down the
+   slow path. There is no store-load pair here: the push's release store of bottom and the counters
+   load in pool__jec_post may be reordered (store buffering, on x86 too), so a worker going to sleep
+   at that moment can miss the new job. That costs parallelism, never the job: w is awake and pops
+   it itself, and the next post wakes the sleeper. */
 POOL__INLINE void pool__new_local_jobs(pool__worker *w, uint32_t n) {
     pool *p = w->home;
     uint64_t c = pool__jec_post(p);
@@ -2773,8 +2777,7 @@ static int pool__latch_spin(pool__latch *l, int spins) {
 static int pool__latch_park_until(pool__latch *l, uint32_t round, uint32_t ends) {
     /* Acquire: DONE means the job's effects are visible. */
     uint32_t s = POOL__LOAD(&l->state, POOL__ACQUIRE);
-    if ((s & ~POOL__LATCH_FLAGS) != round || (s & ends))
-        return 1;
+    if ((s & ~POOL__LATCH_FLAGS) != round || (s & ends)) return 1;
     if (!(s & POOL__LATCH_WAITING) &&
         !POOL__CAS(&l->state, &s, s | POOL__LATCH_WAITING, POOL__ACQUIRE, POOL__ACQUIRE))
         return 0; /* it changed under us: look again */
@@ -2831,7 +2834,8 @@ static int pool__is_call_job(const pool_task *t) { return t->run == pool__call_j
 static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_scope *scope) {
     if (scope || !pool__is_call_job(t)) return scope;
     return ((const pool__call_job *)(const void *)((const char *)t -
-                                                   offsetof(pool__call_job, task)))->enclosing;
+                                                   offsetof(pool__call_job, task)))
+        ->enclosing;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2891,9 +2895,8 @@ static void pool__scope_task_done(pool_scope *s) {
    matters here; the task itself is published by pool__post. */
 static void pool__scope_count_spawn(pool_scope *s) {
     size_t count = POOL__LOAD(&s->pool__pending, POOL__RELAXED); /* checked by the CAS */
-    while (!POOL__CAS(&s->pool__pending, &count,
-                      count ? count + 1 : POOL__SCOPE_UNWAITED + 1, POOL__RELAXED,
-                      POOL__RELAXED))
+    while (!POOL__CAS(&s->pool__pending, &count, count ? count + 1 : POOL__SCOPE_UNWAITED + 1,
+                      POOL__RELAXED, POOL__RELAXED))
         continue;
 }
 
@@ -2961,7 +2964,7 @@ static void pool__scope_count_spawn(pool_scope *s) {
 typedef struct pool__lazy_join {
     pool__call_job job; /* fn and arg from the start; the rest once promoted */
     struct pool__lazy_join *older;
-    struct pool__lazy_join *newer; /* valid while this is not the newest frame */
+    struct pool__lazy_join *newer;           /* valid while this is not the newest frame */
     struct pool__lazy_join *promoted_before; /* lazy_promoted when this one was pushed */
     int promoted;
 } pool__lazy_join;
@@ -3040,7 +3043,8 @@ POOL__COLD void pool__promote(pool__worker *w) {
    cache for nothing). Relaxed: a hint; what it leads to is published by
    the deque. */
 static void pool__want_promotion(pool__worker *v) {
-    if (!POOL__LOAD(&v->promote_wanted, POOL__RELAXED)) POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
+    if (!POOL__LOAD(&v->promote_wanted, POOL__RELAXED))
+        POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
 }
 
 /* ... on every worker of p and every external slot in use but `except`. */
@@ -3209,7 +3213,8 @@ static int64_t pool__run_begin(pool__worker *w, pool_task *t, pool_scope *scope)
     int64_t base = POOL__LOAD(&w->deque.bottom, POOL__RELAXED), outer_base = w->run_base;
     w->run_base = base;
     if (pool__is_call_job(t)) {
-        pool__call_job *job = (pool__call_job *)(void *)((char *)t - offsetof(pool__call_job, task));
+        pool__call_job *job =
+            (pool__call_job *)(void *)((char *)t - offsetof(pool__call_job, task));
         /* Relaxed: a hint to its joiner of where to look; the frame decides. */
         POOL__STORE(&job->thief, (uint32_t)w->index + 1, POOL__RELAXED);
     }
@@ -3391,9 +3396,9 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    of them made a batch that kept meeting single posts quadratic: every
    chunk walked all that was left.) The posts taken over were accepted and
    announced by their posters; the announce below covers a worker that fell
-   asleep while they were held here. Given back, not posted: the pool's count of injected tasks, which counts
-   posts, stays as it is (the worker that takes them counts). Sleepers are
-   woken for as much of the rest as the pool has threads. */
+   asleep while they were held here. Given back, not posted: the pool's count of injected tasks,
+   which counts posts, stays as it is (the worker that takes them counts). Sleepers are woken for as
+   much of the rest as the pool has threads. */
 static void pool__split_injected(pool__worker *w, pool_task *first, uint32_t chunk) {
     pool *p = w->home;
     pool_task *keep_last = first, *rest, *t;
@@ -3562,8 +3567,7 @@ static void pool__worker_loop(pool__worker *w) {
 /* "<prefix>-<index>", or "<prefix>-<suffix>" for index < 0, in out[16]:
    the prefix is cut to 9 characters so that the name fits the 15 Linux
    allows for a thread. */
-static void pool__format_thread_name(char *out, const char *prefix, int index,
-                                     const char *suffix) {
+static void pool__format_thread_name(char *out, const char *prefix, int index, const char *suffix) {
     char digits[12];
     int len = 0, n = 0;
     while (prefix[len] && len < 9) out[len] = prefix[len], len++;
@@ -3573,7 +3577,8 @@ static void pool__format_thread_name(char *out, const char *prefix, int index,
         out[len] = 0;
         return;
     }
-    do digits[n++] = (char)('0' + index % 10); while ((index /= 10) > 0 && n < 5);
+    do digits[n++] = (char)('0' + index % 10);
+    while ((index /= 10) > 0 && n < 5);
     while (n > 0) out[len++] = digits[--n];
     out[len] = 0;
 }
@@ -3755,8 +3760,8 @@ static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt, int *
     int64_t bottom;
     *new_run = 0;
     /* Relaxed: only the owner writes bottom. */
-    while ((bottom = POOL__LOAD(&w->deque.bottom, POOL__RELAXED),
-            t = pool__deque_pop(&w->deque)) != NULL) {
+    while ((bottom = POOL__LOAD(&w->deque.bottom, POOL__RELAXED), t = pool__deque_pop(&w->deque)) !=
+           NULL) {
         pool_scope *scope = pool__scope_of(t);
         int below = bottom - 1 < w->run_base; /* the index t had */
         if (scope && scope == wt->scope) {
@@ -3861,8 +3866,7 @@ static void pool__park_begin(pool__worker *w) {
        no CPU of the pool's: nobody stands in for it. */
     if (!slot) POOL__FETCH_ADD(&p->parked, 1, POOL__SEQ_CST);
     POOL__STORE(&w->stats.waits_parked, w->stats.waits_parked + 1, POOL__RELAXED); /* a statistic */
-    if (left > 0)
-        pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left, POOL__LOCK_WAIT);
+    if (left > 0) pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left, POOL__LOCK_WAIT);
     else if (!slot && pool__work_visible(p))
         pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), 1, 0, POOL__LOCK_WAIT);
 }
@@ -4135,7 +4139,6 @@ static void pool__run_in_slot(pool *p, pool__worker *w, pool__call_job *job) {
 #error "POOL_HEARTBEAT_DEFAULT_US must be 0 (none) to 1000000 microseconds"
 #endif
 
-
 /* Under m's lock: whether a heartbeat is due from now on; if not, the
    heartbeat stops until a worker is busy again (see the lazy joins
    section). */
@@ -4150,13 +4153,12 @@ static int pool__heart_should_beat(pool *p) {
 }
 
 /* The earlier of two deadlines, 0 meaning none. */
-static uint64_t pool__earlier(uint64_t a, uint64_t b) {
-    return !a ? b : !b ? a : a < b ? a : b;
-}
+static uint64_t pool__earlier(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
 
 static int pool__short_of_threads(pool *p) {
     /* Relaxed: a hint; pool__spawn decides under its lock. */
-    return POOL__LOAD(&p->threads_started, POOL__RELAXED) < pool__threads_wanted(p, POOL__RELAXED) &&
+    return POOL__LOAD(&p->threads_started, POOL__RELAXED) <
+               pool__threads_wanted(p, POOL__RELAXED) &&
            pool__work_visible(p);
 }
 
@@ -4655,7 +4657,8 @@ static void pool__sync_free(pool *p) {
 }
 
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
-    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
+    static const pool_config defaults = {0,    0, NULL, NULL, NULL, NULL, 0, 0,
+                                         NULL, 0, 0,    0,    0,    0,    0};
     pool__cpu_set allowed;
     pool *p;
     size_t n, spares;
@@ -4688,14 +4691,14 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     p->num_threads = (int)n;
     p->spin_ns = (uint64_t)(cfg->spin_us ? cfg->spin_us : pool__default_spin_us()) * 1000;
     /* A busy worker keeps at least one task queued for each other thread. */
-    p->spawn_throttle = cfg->spawn_throttle ? cfg->spawn_throttle
+    p->spawn_throttle = cfg->spawn_throttle               ? cfg->spawn_throttle
                         : n > POOL_SPAWN_THROTTLE_DEFAULT ? (uint32_t)n
                                                           : POOL_SPAWN_THROTTLE_DEFAULT;
     p->heartbeat_ns = pool__heartbeat_ns(cfg->heartbeat_us);
     p->max_workers = (uint32_t)(n + spares);
     p->num_slots = cfg->external_slots == POOL_EXTERNAL_SLOTS_NONE ? 0
-                   : cfg->external_slots ? (uint32_t)cfg->external_slots
-                                         : POOL_EXTERNAL_SLOTS_DEFAULT;
+                   : cfg->external_slots                           ? (uint32_t)cfg->external_slots
+                                                                   : POOL_EXTERNAL_SLOTS_DEFAULT;
     p->workers = (pool__worker **)pool__alloc((p->max_workers + p->num_slots) * sizeof *p->workers,
                                               cfg->user);
     if (p->workers) memset(p->workers, 0, (p->max_workers + p->num_slots) * sizeof *p->workers);
@@ -4776,9 +4779,7 @@ static int pool__destroy(pool *p, pool__destroy_mode mode) {
 
 POOL__IMPL int pool_destroy(pool *p) { return pool__destroy(p, POOL__DESTROY_RUN_ALL); }
 
-POOL__IMPL int pool_destroy_fast(pool *p) {
-    return pool__destroy(p, POOL__DESTROY_SKIP_OPTIONAL);
-}
+POOL__IMPL int pool_destroy_fast(pool *p) { return pool__destroy(p, POOL__DESTROY_SKIP_OPTIONAL); }
 
 /* ------------------------------------------------------------------------ */
 /* Public API: the default pool                               >>api-default */
@@ -4871,8 +4872,8 @@ static void pool__push_half(pool__worker *w, pool__lazy_join *f) {
    the waiting section). A half taken back is a plain call, neither counted
    nor traced: a counter's store to load chain here would run from join to
    join. */
-POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool_fn b,
-                                  void *b_arg, pool__fork mode) {
+POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool_fn b, void *b_arg,
+                                   pool__fork mode) {
     pool__lazy_join f;
     pool_task *t;
     POOL__INVARIANT(w == pool__current); /* the list and the deque are w's own */
@@ -4882,8 +4883,7 @@ POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool
     f.older = w->lazy_newest;
     w->lazy_newest = &f;
     if (f.older) f.older->newer = &f;
-    if (mode == POOL__FORK_EAGER || !f.older)
-        pool__push_half(w, &f);
+    if (mode == POOL__FORK_EAGER || !f.older) pool__push_half(w, &f);
     else if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED) || pool__wants_threads(w->home))
         pool__promote(w);
     a(a_arg);
@@ -5178,7 +5178,7 @@ POOL__INLINE int pool__scope_wait(pool_scope *s) {
     pool *p;
     if (!s) return EINVAL;
     if (!(p = s->pool__pool)) return 0; /* every task ran when it was spawned */
-    if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
+    if (pool__inherited(p)) {           /* what it spawned before the fork is the parent's */
         s->pool__pending = POOL__SCOPE_UNWAITED;
         pool__latch_init(&s->pool__done);
         return 0;
@@ -5293,15 +5293,17 @@ static size_t pool__trace_copy_lane(pool__trace_lane *lane, pool__trace_event *o
 }
 
 static void pool__trace_write_event(FILE *f, int tid, const pool__trace_event *e) {
-    static const char *const names[] = {"job",   "job",    "steal",  "sleep",   "sleep",
-                                        "wake",  "inject", "blocking", "blocking"};
+    static const char *const names[] = {"job",  "job",    "steal",    "sleep",   "sleep",
+                                        "wake", "inject", "blocking", "blocking"};
     static const char phases[] = {'B', 'E', 'i', 'B', 'E', 'i', 'i', 'B', 'E'};
-    static const char *const args[] = {NULL, NULL, "victim", NULL, NULL,
-                                       "worker", "tasks", NULL, NULL};
+    static const char *const args[] = {NULL,     NULL,    "victim", NULL, NULL,
+                                       "worker", "tasks", NULL,     NULL};
     if (e->kind > POOL__EV_BLOCKING_END) return;
-    fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"pool\",\"ph\":\"%c\",\"ts\":%llu.%03u,\"pid\":1,\"tid\":%d",
-            names[e->kind], phases[e->kind], (unsigned long long)(e->ts / 1000),
-            (unsigned)(e->ts % 1000), tid);
+    fprintf(
+        f,
+        ",\n{\"name\":\"%s\",\"cat\":\"pool\",\"ph\":\"%c\",\"ts\":%llu.%03u,\"pid\":1,\"tid\":%d",
+        names[e->kind], phases[e->kind], (unsigned long long)(e->ts / 1000),
+        (unsigned)(e->ts % 1000), tid);
     if (phases[e->kind] == 'i') fprintf(f, ",\"s\":\"t\"");
     if (args[e->kind]) fprintf(f, ",\"args\":{\"%s\":%u}", args[e->kind], (unsigned)e->arg);
     fputc('}', f);
@@ -5348,7 +5350,8 @@ static void pool__trace_write_lane(FILE *f, pool *p, int index, pool__trace_even
         tid = POOL__TRACE_OUTSIDE_TID + *outside_lanes;
         sprintf(name, "outside-%d", (*outside_lanes)++);
     }
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":", tid);
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":",
+            tid);
     pool__trace_write_string(f, name);
     fprintf(f, "}}");
     for (i = 0; i < n; i++) pool__trace_write_event(f, tid, &buf[i]);
@@ -5504,14 +5507,12 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
             (unsigned long long)s.jobs_run, (unsigned long long)s.jobs_stolen,
             (unsigned long long)s.steals_failed, (unsigned long long)s.jobs_injected,
             (unsigned long long)s.joins_promoted, (unsigned long long)s.spawns_inline,
-            (unsigned long long)s.slot_calls,
-            (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
-            (unsigned long long)s.wakeups_wasted, (unsigned long long)(s.spin_ns / 1000),
-            (unsigned long long)s.waits_parked,
+            (unsigned long long)s.slot_calls, (unsigned long long)s.sleeps,
+            (unsigned long long)s.wakeups, (unsigned long long)s.wakeups_wasted,
+            (unsigned long long)(s.spin_ns / 1000), (unsigned long long)s.waits_parked,
             (unsigned long long)s.wait_depth_max, (unsigned long long)s.blocking_threads,
-            (unsigned long long)s.blocking_idle_threads,
-            (unsigned long long)s.blocking_queue_depth, (unsigned long long)s.blocking_tasks_run,
-            (unsigned long long)s.blocking_tasks_skipped,
+            (unsigned long long)s.blocking_idle_threads, (unsigned long long)s.blocking_queue_depth,
+            (unsigned long long)s.blocking_tasks_run, (unsigned long long)s.blocking_tasks_skipped,
             (unsigned long long)s.blocking_threads_started,
             (unsigned long long)s.blocking_threads_failed);
     fprintf(out, "  %6s %12s %12s %10s %10s %8s %8s %8s %8s %5s %4s\n", "worker", "run", "stolen",

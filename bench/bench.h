@@ -25,8 +25,7 @@
 
 /* Monotonic wall clock in nanoseconds. CLOCK_MONOTONIC is system-wide, so timestamps taken on
  * different threads can be subtracted (bench/wake.c relies on that). */
-static inline uint64_t bench_now_ns(void)
-{
+static inline uint64_t bench_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -34,24 +33,21 @@ static inline uint64_t bench_now_ns(void)
 
 /* CPU time consumed by every thread of this process, in nanoseconds. A spinning worker shows up
  * here even when the wall clock says nothing is happening. */
-static inline uint64_t bench_cpu_ns(void)
-{
+static inline uint64_t bench_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* CPU time consumed by the calling thread only, in nanoseconds. */
-static inline uint64_t bench_thread_cpu_ns(void)
-{
+static inline uint64_t bench_thread_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Sleep for ns nanoseconds, resuming after signal interruptions. */
-static inline void bench_sleep_ns(uint64_t ns)
-{
+static inline void bench_sleep_ns(uint64_t ns) {
     struct timespec ts;
     ts.tv_sec = (time_t)(ns / 1000000000u);
     ts.tv_nsec = (long)(ns % 1000000000u);
@@ -61,8 +57,7 @@ static inline void bench_sleep_ns(uint64_t ns)
 
 /* Make the compiler believe v is used, so the computation producing it cannot be deleted. Costs
  * nothing at run time: the asm is empty, it only pins v in a register. */
-static inline void bench_do_not_optimize(uint64_t v)
-{
+static inline void bench_do_not_optimize(uint64_t v) {
 #if defined(__GNUC__) || defined(__clang__)
     __asm__ volatile("" : : "r"(v) : "memory");
 #else
@@ -71,39 +66,34 @@ static inline void bench_do_not_optimize(uint64_t v)
 #endif
 }
 
-static inline int bench_cmp_u64(const void *a, const void *b)
-{
+static inline int bench_cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
 /* Sorts v in place (n >= 1) and returns the q-quantile by nearest rank: q = 0.5 is the median
  * (the upper median for even n), q = 0.99 the p99. */
-static inline uint64_t bench_quantile_u64(uint64_t *v, size_t n, double q)
-{
+static inline uint64_t bench_quantile_u64(uint64_t *v, size_t n, double q) {
     size_t rank;
     qsort(v, n, sizeof *v, bench_cmp_u64);
     rank = (size_t)(q * (double)n);
     return v[rank < n ? rank : n - 1];
 }
 
-static inline uint64_t bench_median_u64(uint64_t *v, size_t n)
-{
+static inline uint64_t bench_median_u64(uint64_t *v, size_t n) {
     return bench_quantile_u64(v, n, 0.5);
 }
 
 /* The CPU model as /proc/cpuinfo names it ("unknown" elsewhere). x86 says "model name"; some ARM
  * kernels only say "Hardware" or "Model". */
-static inline void bench_cpu_model(char *buf, size_t size)
-{
-    static const char *const keys[] = { "model name", "Hardware", "Model", "cpu model" };
+static inline void bench_cpu_model(char *buf, size_t size) {
+    static const char *const keys[] = {"model name", "Hardware", "Model", "cpu model"};
     char line[512];
     size_t k;
     FILE *f = fopen("/proc/cpuinfo", "r");
 
     snprintf(buf, size, "unknown");
-    if (!f)
-        return;
+    if (!f) return;
     for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         rewind(f);
         while (fgets(line, sizeof line, f)) {
@@ -112,8 +102,7 @@ static inline void bench_cpu_model(char *buf, size_t size)
             if (colon && strncmp(line, keys[k], len) == 0 &&
                 (line[len] == ' ' || line[len] == '\t' || line[len] == ':')) {
                 colon++;
-                while (*colon == ' ' || *colon == '\t')
-                    colon++;
+                while (*colon == ' ' || *colon == '\t') colon++;
                 snprintf(buf, size, "%s", colon);
                 buf[strcspn(buf, "\n")] = '\0';
                 fclose(f);
@@ -126,15 +115,13 @@ static inline void bench_cpu_model(char *buf, size_t size)
 
 /* BENCH_QUICK=1 in the environment shrinks every benchmark to a smoke test (CI uses it): the
  * numbers are then meaningless, but every code path and every checksum still runs. */
-static inline int bench_quick(void)
-{
+static inline int bench_quick(void) {
     const char *s = getenv("BENCH_QUICK");
     return s && *s && strcmp(s, "0") != 0;
 }
 
 /* Parses a thread count from argv; exits with a message if it is not an integer in [1, 65535]. */
-static inline int bench_parse_threads(const char *s)
-{
+static inline int bench_parse_threads(const char *s) {
     char *end;
     long v = strtol(s, &end, 10);
     if (*s == '\0' || *end != '\0' || v < 1 || v > 65535) {
@@ -151,8 +138,7 @@ static inline double bench_us(uint64_t ns) { return (double)ns / 1e3; }
 
 /* Creates a pool with exactly `threads` workers; exits with a message naming the benchmark if
  * pool_create fails. Threads still start lazily: a benchmark's warm-up round starts them. */
-static inline pool *bench_pool_create(const char *bench, int threads)
-{
+static inline pool *bench_pool_create(const char *bench, int threads) {
     pool *p;
     pool_config cfg;
     int err;
@@ -168,8 +154,7 @@ static inline pool *bench_pool_create(const char *bench, int threads)
     return p;
 }
 
-static inline void bench_pool_destroy(const char *bench, pool *p)
-{
+static inline void bench_pool_destroy(const char *bench, pool *p) {
     int err = pool_destroy(p);
     if (err) {
         fprintf(stderr, "%s: pool_destroy failed: %s\n", bench, strerror(err));
@@ -181,29 +166,22 @@ static inline void bench_pool_destroy(const char *bench, pool *p)
  * then "  Z.ZZx baseline_name" (median / baseline_ns) when baseline_ns is not 0. Returns the
  * median. */
 static inline uint64_t bench_report_ms(const char *label, uint64_t *wall_ns, int runs,
-                                       uint64_t baseline_ns, const char *baseline_name)
-{
+                                       uint64_t baseline_ns, const char *baseline_name) {
     uint64_t median = bench_median_u64(wall_ns, (size_t)runs);
     printf("%-28s median %9.3f ms   min %9.3f ms", label, bench_ms(median), bench_ms(wall_ns[0]));
-    if (baseline_ns)
-        printf("   %.2fx %s", (double)median / (double)baseline_ns, baseline_name);
+    if (baseline_ns) printf("   %.2fx %s", (double)median / (double)baseline_ns, baseline_name);
     printf("\n");
     return median;
 }
 
 /* Prints how the median of `what` compares with its target, which is set for `target_threads`. */
 static inline void bench_report_target(const char *what, uint64_t median_ns, uint64_t target_ns,
-                                       int threads, int target_threads)
-{
+                                       int threads, int target_threads) {
     printf("target for %s: <= %g ms on %d threads", what, bench_ms(target_ns), target_threads);
-    if (bench_quick())
-        printf(" (not checked: BENCH_QUICK sizes)\n");
-    else if (threads != target_threads)
-        printf(" (not checked with %d)\n", threads);
-    else if (median_ns <= target_ns)
-        printf(": met\n");
-    else
-        printf(": MISSED by %.0f%%\n", 100.0 * ((double)median_ns / (double)target_ns - 1.0));
+    if (bench_quick()) printf(" (not checked: BENCH_QUICK sizes)\n");
+    else if (threads != target_threads) printf(" (not checked with %d)\n", threads);
+    else if (median_ns <= target_ns) printf(": met\n");
+    else printf(": MISSED by %.0f%%\n", 100.0 * ((double)median_ns / (double)target_ns - 1.0));
 }
 
 /* fib through pool_join: the fork-join workload several benchmarks share. The pool is a global
@@ -216,8 +194,7 @@ struct bench_fib {
 
 static pool *bench_fib_pool_target;
 
-static BENCH_NOINLINE BENCH_MAYBE_UNUSED void bench_fib_pool(void *varg)
-{
+static BENCH_NOINLINE BENCH_MAYBE_UNUSED void bench_fib_pool(void *varg) {
     struct bench_fib *f = varg;
     struct bench_fib a, b;
 
@@ -242,8 +219,7 @@ static BENCH_NOINLINE BENCH_MAYBE_UNUSED void bench_fib_pool(void *varg)
  * layouts, not of one layout's luck. */
 #define BENCH_STACK_OFFSET_STEP 272u /* 17 * 16: nine runs spread over 4 KiB in 16-byte steps */
 
-static BENCH_MAYBE_UNUSED size_t bench_stack_offset(int run)
-{
+static BENCH_MAYBE_UNUSED size_t bench_stack_offset(int run) {
     return (size_t)((unsigned)run * BENCH_STACK_OFFSET_STEP % 4096u);
 }
 
@@ -255,8 +231,7 @@ struct bench_shifted_call {
 
 /* Runs s->fn(s->arg) with its stack frame s->offset bytes lower than it would be: pass it to
  * pool_call to move a recursion's root on a worker. */
-static BENCH_NOINLINE BENCH_MAYBE_UNUSED void bench_call_shifted(void *varg)
-{
+static BENCH_NOINLINE BENCH_MAYBE_UNUSED void bench_call_shifted(void *varg) {
     struct bench_shifted_call *s = varg;
     char pad[s->offset + 1]; /* a VLA, kept because its address escapes below */
     pad[0] = 0;

@@ -20,7 +20,7 @@
 
 #define LEVELS 10
 #define NODES ((1u << LEVELS) - 1) /* 1023 */
-#define WARMUP_CALLS 100 /* untimed calls before each block */
+#define WARMUP_CALLS 100           /* untimed calls before each block */
 #define BLOCKS 20
 
 struct node {
@@ -37,8 +37,7 @@ static pool *g_pool;
 
 /* Same shape as sum_pool below, minus the pool: two direct calls instead of one pool_join. The sum
  * is stored after both calls, so neither is a tail call the compiler could turn into a loop. */
-static BENCH_NOINLINE void sum_plain(void *varg)
-{
+static BENCH_NOINLINE void sum_plain(void *varg) {
     struct sum_arg *s = varg;
     const struct node *n = s->node;
     struct sum_arg l, r;
@@ -55,13 +54,11 @@ static BENCH_NOINLINE void sum_plain(void *varg)
 }
 
 /* The natural serial walk. */
-static uint64_t sum_natural(const struct node *n)
-{
+static uint64_t sum_natural(const struct node *n) {
     return n->left ? n->value + sum_natural(n->left) + sum_natural(n->right) : n->value;
 }
 
-static BENCH_NOINLINE void sum_pool(void *varg)
-{
+static BENCH_NOINLINE void sum_pool(void *varg) {
     struct sum_arg *s = varg;
     const struct node *n = s->node;
     struct sum_arg l, r;
@@ -77,13 +74,12 @@ static BENCH_NOINLINE void sum_pool(void *varg)
 }
 
 enum variant { NATURAL, PLAIN, POOL };
-static const char *const variant_names[] = { "natural", "plain", "pool" };
+static const char *const variant_names[] = {"natural", "plain", "pool"};
 
 /* Runs `warmup` untimed walks, then `calls` timed back-to-back walks, storing each duration in
  * ns[]. Every sum is checked. */
 static void time_walks(enum variant v, const struct node *root, uint64_t expected, uint64_t *ns,
-                       int warmup, int calls)
-{
+                       int warmup, int calls) {
     int i;
     for (i = -warmup; i < calls; i++) {
         struct sum_arg arg;
@@ -92,25 +88,21 @@ static void time_walks(enum variant v, const struct node *root, uint64_t expecte
         arg.node = root;
         arg.sum = 0;
         t0 = bench_now_ns();
-        if (v == POOL)
-            pool_call(g_pool, sum_pool, &arg);
-        else if (v == PLAIN)
-            sum_plain(&arg);
-        else
-            arg.sum = sum_natural(root);
+        if (v == POOL) pool_call(g_pool, sum_pool, &arg);
+        else if (v == PLAIN) sum_plain(&arg);
+        else arg.sum = sum_natural(root);
         t1 = bench_now_ns();
         if (arg.sum != expected) {
-            fprintf(stderr, "call_tree: FAILED: %s walk returned %" PRIu64 ", expected %" PRIu64
-                            "\n", variant_names[v], arg.sum, expected);
+            fprintf(stderr,
+                    "call_tree: FAILED: %s walk returned %" PRIu64 ", expected %" PRIu64 "\n",
+                    variant_names[v], arg.sum, expected);
             exit(1);
         }
-        if (i >= 0)
-            ns[i] = t1 - t0;
+        if (i >= 0) ns[i] = t1 - t0;
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int calls = bench_quick() ? 200 : 20000;
     int per_block = calls / BLOCKS;
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
@@ -119,7 +111,8 @@ int main(int argc, char **argv)
     uint64_t *plain_ns = malloc((size_t)calls * sizeof *plain_ns);
     uint64_t *pool_ns = malloc((size_t)calls * sizeof *pool_ns);
     uint64_t expected = 0, x = 0x9E3779B97F4A7C15u;
-    uint64_t natural_med, natural_p99, plain_med, plain_p99, pool_med, pool_p99, pool_cpu = 0, pool_wall = 0;
+    uint64_t natural_med, natural_p99, plain_med, plain_p99, pool_med, pool_p99, pool_cpu = 0,
+                                                                                 pool_wall = 0;
     uint64_t injected = 0, stolen = 0, steals_failed = 0, sleeps = 0, wakeups = 0;
     pool_config cfg;
     unsigned i;
@@ -193,14 +186,16 @@ int main(int argc, char **argv)
            plain_ns[0]);
     printf("%-34s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", "pool_call + pool_join walk",
            pool_med, pool_p99, pool_ns[0]);
-    printf("ratio pool / natural serial (medians): %.2fx   (target <= 4x: %s); pool / plain: %.2fx\n",
-           (double)pool_med / (double)natural_med, pool_med <= 4 * natural_med ? "met" : "MISSED",
-           (double)pool_med / (double)plain_med);
+    printf(
+        "ratio pool / natural serial (medians): %.2fx   (target <= 4x: %s); pool / plain: %.2fx\n",
+        (double)pool_med / (double)natural_med, pool_med <= 4 * natural_med ? "met" : "MISSED",
+        (double)pool_med / (double)plain_med);
     printf("process CPU during the timed pool calls: %.2f cores busy on average\n",
            (double)pool_cpu / (double)pool_wall);
     printf("stats per timed pool call: injected %.2f, stolen %.2f, failed steals %.2f, "
-           "sleeps %.3f, wakeups %.3f\n", (double)injected / calls, (double)stolen / calls,
-           (double)steals_failed / calls, (double)sleeps / calls, (double)wakeups / calls);
+           "sleeps %.3f, wakeups %.3f\n",
+           (double)injected / calls, (double)stolen / calls, (double)steals_failed / calls,
+           (double)sleeps / calls, (double)wakeups / calls);
 
     err = pool_destroy(g_pool);
     if (err) {

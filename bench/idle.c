@@ -31,15 +31,13 @@
 
 static uint64_t g_ticks_run; /* atomic: empty tasks of the ticker that ran */
 
-static void tick_task(pool_task *t)
-{
+static void tick_task(pool_task *t) {
     (void)t;
     __atomic_add_fetch(&g_ticks_run, 1, __ATOMIC_RELAXED); /* read once all have run */
 }
 
 /* CPU time the process uses during `ns` of idle wall time, scaled to microseconds per second. */
-static double idle_cpu_us_per_s(uint64_t ns)
-{
+static double idle_cpu_us_per_s(uint64_t ns) {
     uint64_t c0 = bench_cpu_ns(), w0 = bench_now_ns(), c1, w1;
     bench_sleep_ns(ns);
     c1 = bench_cpu_ns();
@@ -49,8 +47,7 @@ static double idle_cpu_us_per_s(uint64_t ns)
 
 /* The ticker on p for total_ns: returns the CPU the process used beyond the main thread's own,
  * as a percentage of one CPU; exits if a task did not run exactly once. */
-static double ticker_cpu_percent(pool *p, uint64_t total_ns)
-{
+static double ticker_cpu_percent(pool *p, uint64_t total_ns) {
     pool_task task = POOL_TASK_INIT(tick_task);
     uint64_t submitted = 0, c0, m0, w0, c1, m1, w1, deadline;
     int err;
@@ -59,8 +56,7 @@ static double ticker_cpu_percent(pool *p, uint64_t total_ns)
     c0 = bench_cpu_ns(), m0 = bench_thread_cpu_ns(), w0 = bench_now_ns();
     while (bench_now_ns() - w0 < total_ns) {
         /* One task object, submitted again once it has run (EBUSY while still queued). */
-        while (__atomic_load_n(&g_ticks_run, __ATOMIC_RELAXED) != submitted)
-            bench_sleep_ns(10000);
+        while (__atomic_load_n(&g_ticks_run, __ATOMIC_RELAXED) != submitted) bench_sleep_ns(10000);
         if ((err = pool_submit(p, &task)) != 0) {
             fprintf(stderr, "idle: FAILED: pool_submit: %s\n", strerror(err));
             exit(1);
@@ -69,7 +65,8 @@ static double ticker_cpu_percent(pool *p, uint64_t total_ns)
         bench_sleep_ns(TICK_NS);
     }
     deadline = bench_now_ns() + TICKER_DRAIN_NS;
-    while (__atomic_load_n(&g_ticks_run, __ATOMIC_ACQUIRE) != submitted && bench_now_ns() < deadline)
+    while (__atomic_load_n(&g_ticks_run, __ATOMIC_ACQUIRE) != submitted &&
+           bench_now_ns() < deadline)
         bench_sleep_ns(10000);
     c1 = bench_cpu_ns(), m1 = bench_thread_cpu_ns(), w1 = bench_now_ns();
     if (__atomic_load_n(&g_ticks_run, __ATOMIC_ACQUIRE) != submitted) {
@@ -80,8 +77,7 @@ static double ticker_cpu_percent(pool *p, uint64_t total_ns)
     return 100.0 * (double)((c1 - c0) - (m1 - m0)) / (double)(w1 - w0);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     uint64_t idle_ns = bench_quick() ? 100000000u : 1000000000u;
     uint64_t burst_ns = bench_quick() ? 20000000u : BURST_NS;
     uint64_t ticker_ns = bench_quick() ? 50000000u : TICKER_NS;
@@ -145,7 +141,8 @@ int main(int argc, char **argv)
                second, s1.sleeps - s0.sleeps, s1.wakeups - s0.wakeups, s1.threads_started,
                threads[i]);
         printf("%-26s an empty task every %.0f ms for %.0f ms: %.2f%% of one CPU beyond the "
-               "submitting thread\n", "", bench_ms(TICK_NS), bench_ms(ticker_ns),
+               "submitting thread\n",
+               "", bench_ms(TICK_NS), bench_ms(ticker_ns),
                ticker_cpu_percent(bench_fib_pool_target, ticker_ns));
 
         err = pool_destroy(bench_fib_pool_target);

@@ -26,16 +26,16 @@
  *   above; both are checked on every run.
  *
  * Here the tasks are pool_tasks embedded in a struct, one array of up to N per call of solve, on
- * that call's stack: no allocation. The whole recursion starts with pool_call_on_worker from the main thread
- * so that it runs on the pool's workers. Two serial baselines run in the same rounds: the natural
- * code a C programmer writes (a recursive function of the four values that returns the number
- * of solutions below, at -O2; the ratios "x natural" are against it), and the same recursion as
- * the pool's, filling the same child array, calling each child directly instead of spawning it
+ * that call's stack: no allocation. The whole recursion starts with pool_call_on_worker from the
+ * main thread so that it runs on the pool's workers. Two serial baselines run in the same rounds:
+ * the natural code a C programmer writes (a recursive function of the four values that returns the
+ * number of solutions below, at -O2; the ratios "x natural" are against it), and the same recursion
+ * as the pool's, filling the same child array, calling each child directly instead of spawning it
  * ("plain"): the difference to the plain one is what the scopes cost.
  *
  * Timing as in bench/fib.c: one warm-up round, then RUNS rounds, each running the natural and
- * the plain recursion and the pool version; every timed run comes after a 20 ms pause (so the pool is
- * asleep, not spinning against the plain run) and one untimed run of the same variant (so the
+ * the plain recursion and the pool version; every timed run comes after a 20 ms pause (so the pool
+ * is asleep, not spinning against the plain run) and one untimed run of the same variant (so the
  * timed run finds its workers awake and its caches warm). Reported: median and fastest run.
  *
  * Target (2 cores): pool, 2 threads <= 6 ms.
@@ -65,12 +65,11 @@ struct queens {
     uint64_t calls;     /* calls of solve below it, this one included */
 };
 
-static uint32_t g_n;   /* board size */
-static pool *g_pool;   /* the pool the scopes spawn into */
+static uint32_t g_n; /* board size */
+static pool *g_pool; /* the pool the scopes spawn into */
 
 /* Fills children[] with the legal placements on the next row and returns how many there are. */
-static uint32_t make_children(const struct queens *q, struct queens *children)
-{
+static uint32_t make_children(const struct queens *q, struct queens *children) {
     uint32_t mask = (1u << g_n) - 1;
     uint32_t free = ~(q->cols | q->diag_l | q->diag_r) & mask;
     uint32_t k = 0;
@@ -94,8 +93,7 @@ static uint32_t make_children(const struct queens *q, struct queens *children)
     return k;
 }
 
-static BENCH_NOINLINE void solve_plain(struct queens *q)
-{
+static BENCH_NOINLINE void solve_plain(struct queens *q) {
     struct queens children[MAX_N];
     uint32_t k, i;
 
@@ -106,8 +104,7 @@ static BENCH_NOINLINE void solve_plain(struct queens *q)
     }
     q->solutions = 0;
     k = make_children(q, children);
-    for (i = 0; i < k; i++)
-        solve_plain(&children[i]);
+    for (i = 0; i < k; i++) solve_plain(&children[i]);
     for (i = 0; i < k; i++) {
         q->solutions += children[i].solutions;
         q->calls += children[i].calls;
@@ -115,25 +112,23 @@ static BENCH_NOINLINE void solve_plain(struct queens *q)
 }
 
 /* The natural serial code: solutions below a partial board, as a C programmer writes it. */
-static uint64_t solve_natural(uint32_t row, uint32_t cols, uint32_t diag_l, uint32_t diag_r)
-{
+static uint64_t solve_natural(uint32_t row, uint32_t cols, uint32_t diag_l, uint32_t diag_r) {
     uint32_t mask = (1u << g_n) - 1, free = ~(cols | diag_l | diag_r) & mask;
     uint64_t solutions = 0;
 
-    if (row == g_n)
-        return 1;
+    if (row == g_n) return 1;
     while (free) {
         uint32_t b = free & (0u - free);
         free ^= b;
-        solutions += solve_natural(row + 1, cols | b, ((diag_l | b) << 1) & mask, (diag_r | b) >> 1);
+        solutions +=
+            solve_natural(row + 1, cols | b, ((diag_l | b) << 1) & mask, (diag_r | b) >> 1);
     }
     return solutions;
 }
 
 static void solve_task(pool_task *t);
 
-static BENCH_NOINLINE void solve_pool(struct queens *q)
-{
+static BENCH_NOINLINE void solve_pool(struct queens *q) {
     struct queens children[MAX_N];
     pool_scope scope;
     uint32_t k, i;
@@ -160,25 +155,23 @@ static BENCH_NOINLINE void solve_pool(struct queens *q)
     }
 }
 
-static void solve_task(pool_task *t)
-{
+static void solve_task(pool_task *t) {
     solve_pool((struct queens *)(void *)((char *)t - offsetof(struct queens, task)));
 }
 
 static void solve_pool_root(void *arg) { solve_pool(arg); }
 
 /* Solutions for N = 0..15 (OEIS A000170). */
-static const uint64_t known_solutions[MAX_N] = { 1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680,
-                                                 14200, 73712, 365596, 2279184 };
+static const uint64_t known_solutions[MAX_N] = {1,  1,   0,   0,    2,     10,    4,      40,
+                                                92, 352, 724, 2680, 14200, 73712, 365596, 2279184};
 
 enum variant { NATURAL, PLAIN, POOL, NUM_VARIANTS };
-static const char *const variant_names[NUM_VARIANTS] = { "natural", "plain", "pool" };
+static const char *const variant_names[NUM_VARIANTS] = {"natural", "plain", "pool"};
 
 /* One solve(0, 0, 0, 0) of variant v (POOL on p). Returns its wall time; checks the solutions
  * against the known count and, but for the natural variant, which does not count them, the
  * number of calls against expected_calls. */
-static uint64_t run_once(pool *p, enum variant v, uint64_t expected_calls)
-{
+static uint64_t run_once(pool *p, enum variant v, uint64_t expected_calls) {
     struct queens root;
     uint64_t t0, t1;
 
@@ -195,16 +188,17 @@ static uint64_t run_once(pool *p, enum variant v, uint64_t expected_calls)
     }
     t1 = bench_now_ns();
     if (root.solutions != known_solutions[g_n] || root.calls != expected_calls) {
-        fprintf(stderr, "nqueens: FAILED: N=%u %s: %" PRIu64 " solutions (want %" PRIu64 "), %"
-                        PRIu64 " calls (want %" PRIu64 ")\n", g_n, variant_names[v],
-                root.solutions, known_solutions[g_n], root.calls, expected_calls);
+        fprintf(stderr,
+                "nqueens: FAILED: N=%u %s: %" PRIu64 " solutions (want %" PRIu64 "), %" PRIu64
+                " calls (want %" PRIu64 ")\n",
+                g_n, variant_names[v], root.solutions, known_solutions[g_n], root.calls,
+                expected_calls);
         exit(1);
     }
     return t1 - t0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
     int runs = bench_quick() ? QUICK_RUNS : RUNS;
     uint64_t wall[NUM_VARIANTS][RUNS], calls, natural_median, plain_median, pool_median;
@@ -222,13 +216,13 @@ int main(int argc, char **argv)
             bench_sleep_ns(SETTLE_NS);
             run_once(p, (enum variant)v, calls);
             w = run_once(p, (enum variant)v, calls);
-            if (r >= 0)
-                wall[v][r] = w;
+            if (r >= 0) wall[v][r] = w;
         }
     }
 
     printf("nqueens(%u): %" PRIu64 " solutions, %" PRIu64 " tasks (one per placement, no cutoff), "
-           "%d runs each\n", g_n, known_solutions[g_n], calls - 1, runs);
+           "%d runs each\n",
+           g_n, known_solutions[g_n], calls - 1, runs);
     natural_median = bench_report_ms("natural recursion", wall[NATURAL], runs, 0, NULL);
     plain_median = bench_report_ms("plain recursion", wall[PLAIN], runs, natural_median, "natural");
     snprintf(label, sizeof label, "pool_scope, %d thread%s", threads, threads == 1 ? "" : "s");

@@ -28,8 +28,9 @@
  *   WL_QUICKSORT_CHECKSUM_10M in bench/peers/workloads.h (a property of the sorted output alone,
  *   so any correct sort gives it). The input, the partition and the checks are that file's.
  *
- * The parallel sort starts with pool_call_on_worker from the main thread, so it runs on the workers. The
- * baseline is the same recursion with two direct calls instead of pool_join, on the main thread.
+ * The parallel sort starts with pool_call_on_worker from the main thread, so it runs on the
+ * workers. The baseline is the same recursion with two direct calls instead of pool_join, on the
+ * main thread.
  *
  * Timing: one warm-up round, then RUNS rounds of {plain, pool}; before each run the input is
  * regenerated, then a 20 ms pause lets the pool fall asleep (so it does not spin against the
@@ -58,8 +59,7 @@ struct sort_range {
     size_t n;
 };
 
-static BENCH_NOINLINE void sort_plain(void *arg)
-{
+static BENCH_NOINLINE void sort_plain(void *arg) {
     struct sort_range *r = arg;
     struct sort_range left, right;
     size_t k;
@@ -77,8 +77,7 @@ static BENCH_NOINLINE void sort_plain(void *arg)
     sort_plain(&right);
 }
 
-static BENCH_NOINLINE void sort_pool(void *arg)
-{
+static BENCH_NOINLINE void sort_pool(void *arg) {
     struct sort_range *r = arg;
     struct sort_range left, right;
     size_t k;
@@ -97,8 +96,7 @@ static BENCH_NOINLINE void sort_pool(void *arg)
 
 /* Regenerates the input, pauses, sorts it (timed) with the pool p or (p == NULL) plain, checks the
  * result; returns the wall time and stores the weighted checksum in *checksum. */
-static uint64_t run_once(pool *p, uint32_t *a, size_t n, uint64_t *checksum)
-{
+static uint64_t run_once(pool *p, uint32_t *a, size_t n, uint64_t *checksum) {
     struct wl_sums in = wl_fill(a, n);
     struct sort_range all;
     uint64_t t0, t1;
@@ -108,17 +106,14 @@ static uint64_t run_once(pool *p, uint32_t *a, size_t n, uint64_t *checksum)
     g_pool = p;
     bench_sleep_ns(SETTLE_NS);
     t0 = bench_now_ns();
-    if (p)
-        pool_call_on_worker(p, sort_pool, &all);
-    else
-        sort_plain(&all);
+    if (p) pool_call_on_worker(p, sort_pool, &all);
+    else sort_plain(&all);
     t1 = bench_now_ns();
     *checksum = wl_check_sorted(a, n, in);
     return t1 - t0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
     int runs = bench_quick() ? QUICK_RUNS : RUNS;
     size_t n = bench_quick() ? QUICK_N : FULL_N;
@@ -144,17 +139,18 @@ int main(int argc, char **argv)
         for (v = 0; v < 2; v++) {
             uint64_t w = run_once(v ? p : NULL, a, n, &checksum);
             if (checksum != expected) {
-                fprintf(stderr, "quicksort: FAILED: %s: checksum %016" PRIx64 ", want %016" PRIx64
-                                "\n", v ? "pool" : "plain", checksum, expected);
+                fprintf(stderr,
+                        "quicksort: FAILED: %s: checksum %016" PRIx64 ", want %016" PRIx64 "\n",
+                        v ? "pool" : "plain", checksum, expected);
                 return 1;
             }
-            if (r >= 0)
-                (v ? pool_ns : plain_ns)[r] = w;
+            if (r >= 0) (v ? pool_ns : plain_ns)[r] = w;
         }
     }
 
     printf("quicksort of %zu xorshift32 uint32, pool_join per partition, insertion sort below %u, "
-           "checksum %016" PRIx64 ", %d runs each\n", n, WL_INSERTION_SORT_BELOW, expected, runs);
+           "checksum %016" PRIx64 ", %d runs each\n",
+           n, WL_INSERTION_SORT_BELOW, expected, runs);
     plain_median = bench_report_ms("plain recursion", plain_ns, runs, 0, NULL);
     snprintf(label, sizeof label, "pool_join, %d thread%s", threads, threads == 1 ? "" : "s");
     pool_median = bench_report_ms(label, pool_ns, runs, plain_median, "plain");

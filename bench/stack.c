@@ -76,7 +76,8 @@ int main(void) {
     if (pool_create(&g_pool, &cfg) != 0) return 1;
     with_join = per_level(joined);
     without = per_level(plain);
-    printf("stack per level of a %d-deep chain, on a worker (x86-64 and others: the stack grows down)\n",
+    printf("stack per level of a %d-deep chain, on a worker (x86-64 and others: the stack grows "
+           "down)\n",
            DEPTH);
     printf("plain calls                %8.1f bytes per level\n", without);
     printf("pool_join, taken back      %8.1f bytes per level\n", with_join);

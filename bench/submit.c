@@ -36,8 +36,8 @@
 #define TARGET_NS 40000000u
 
 enum variant { DIRECT, SUBMIT, SUBMIT_BATCH, NUM_VARIANTS };
-static const char *const variant_names[NUM_VARIANTS] = { "direct calls", "pool_submit",
-                                                          "pool_submit_batch(1024)" };
+static const char *const variant_names[NUM_VARIANTS] = {"direct calls", "pool_submit",
+                                                        "pool_submit_batch(1024)"};
 
 struct counted_task {
     pool_task task;
@@ -49,14 +49,13 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int open;
-} g_done = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+} g_done = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
 
 static size_t g_unfinished; /* atomic: tasks of this round not yet run */
 
-static void counted_task_run(pool_task *t)
-{
-    struct counted_task *c = (struct counted_task *)(void *)((char *)t -
-                                                              offsetof(struct counted_task, task));
+static void counted_task_run(pool_task *t) {
+    struct counted_task *c =
+        (struct counted_task *)(void *)((char *)t - offsetof(struct counted_task, task));
     c->runs++;
     /* acq_rel: the last task sees every other task's runs++, and the main thread sees them all
      * through the mutex. */
@@ -68,8 +67,7 @@ static void counted_task_run(pool_task *t)
     }
 }
 
-static void fail_submit(int err)
-{
+static void fail_submit(int err) {
     fprintf(stderr, "submit: FAILED: submission refused: %s\n", strerror(err));
     exit(1);
 }
@@ -77,27 +75,23 @@ static void fail_submit(int err)
 /* One round of variant v over the n tasks; returns its wall time. Exits if a task did not run
  * exactly once. */
 static uint64_t run_once(pool *p, enum variant v, struct counted_task *tasks, pool_task **ptrs,
-                         size_t n)
-{
+                         size_t n) {
     uint64_t t0, t1;
     size_t i;
     int err;
 
-    for (i = 0; i < n; i++)
-        tasks[i].runs = 0;
+    for (i = 0; i < n; i++) tasks[i].runs = 0;
     g_unfinished = n;
     g_done.open = 0;
 
     t0 = bench_now_ns();
     switch (v) {
     case DIRECT:
-        for (i = 0; i < n; i++)
-            counted_task_run(&tasks[i].task);
+        for (i = 0; i < n; i++) counted_task_run(&tasks[i].task);
         break;
     case SUBMIT:
         for (i = 0; i < n; i++)
-            if ((err = pool_submit(p, &tasks[i].task)) != 0)
-                fail_submit(err);
+            if ((err = pool_submit(p, &tasks[i].task)) != 0) fail_submit(err);
         break;
     case SUBMIT_BATCH:
         for (i = 0; i < n; i += BATCH)
@@ -108,8 +102,7 @@ static uint64_t run_once(pool *p, enum variant v, struct counted_task *tasks, po
         break;
     }
     pthread_mutex_lock(&g_done.lock);
-    while (!g_done.open)
-        pthread_cond_wait(&g_done.cond, &g_done.lock);
+    while (!g_done.open) pthread_cond_wait(&g_done.cond, &g_done.lock);
     pthread_mutex_unlock(&g_done.lock);
     t1 = bench_now_ns();
 
@@ -123,8 +116,7 @@ static uint64_t run_once(pool *p, enum variant v, struct counted_task *tasks, po
     return t1 - t0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
     int runs = bench_quick() ? QUICK_RUNS : RUNS;
     size_t n = bench_quick() ? QUICK_TASKS : FULL_TASKS, i;
@@ -155,8 +147,7 @@ int main(int argc, char **argv)
             pool_stats_get(p, &s0);
             w = run_once(p, (enum variant)v, tasks, ptrs, n);
             pool_stats_get(p, &s1);
-            if (r < 0)
-                continue;
+            if (r < 0) continue;
             wall[v][r] = w;
             totals[v].jobs_stolen += s1.jobs_stolen - s0.jobs_stolen;
             totals[v].sleeps += s1.sleeps - s0.sleeps;
@@ -167,8 +158,8 @@ int main(int argc, char **argv)
     printf("%zu tiny detached tasks from the main thread, pool of %d thread%s, %d runs each\n", n,
            threads, threads == 1 ? "" : "s", runs);
     for (v = 0; v < NUM_VARIANTS; v++) {
-        median[v] = bench_report_ms(variant_names[v], wall[v], runs, v == DIRECT ? 0 : median[DIRECT],
-                                    "direct");
+        median[v] = bench_report_ms(variant_names[v], wall[v], runs,
+                                    v == DIRECT ? 0 : median[DIRECT], "direct");
         if (v != DIRECT)
             printf("%-28s %.1f ns per task; per run: %.1f wakeups, %.1f sleeps, %.0f stolen\n", "",
                    (double)median[v] / (double)n, (double)totals[v].wakeups / runs,

@@ -46,12 +46,10 @@
 #define TARGET_NS 36000000u
 
 /* The loop both variants run. Out of line, so that it is the same code in both. */
-static BENCH_NOINLINE uint64_t sum_range(const uint32_t *a, size_t lo, size_t hi)
-{
+static BENCH_NOINLINE uint64_t sum_range(const uint32_t *a, size_t lo, size_t hi) {
     uint64_t s = 0;
     size_t i;
-    for (i = lo; i < hi; i++)
-        s += a[i];
+    for (i = lo; i < hi; i++) s += a[i];
     return s;
 }
 
@@ -61,8 +59,7 @@ struct sum_call {
     uint64_t total;
 };
 
-static void sum_chunk(void *arg, size_t lo, size_t hi)
-{
+static void sum_chunk(void *arg, size_t lo, size_t hi) {
     struct sum_call *c = arg;
     /* Relaxed: pool_parallel_for returns after every chunk, and that return orders the adds
      * before the caller's read of total. */
@@ -70,18 +67,15 @@ static void sum_chunk(void *arg, size_t lo, size_t hi)
 }
 
 /* Sums a[0..n) with the pool p or (p == NULL) plainly; exits if the sum is not `expected`. */
-static uint64_t timed_sum(pool *p, const uint32_t *a, size_t n, uint64_t expected)
-{
+static uint64_t timed_sum(pool *p, const uint32_t *a, size_t n, uint64_t expected) {
     struct sum_call call;
     uint64_t t0, t1;
 
     call.a = a;
     call.total = 0;
     t0 = bench_now_ns();
-    if (p)
-        pool_parallel_for(p, 0, n, 0, sum_chunk, &call);
-    else
-        call.total = sum_range(a, 0, n);
+    if (p) pool_parallel_for(p, 0, n, 0, sum_chunk, &call);
+    else call.total = sum_range(a, 0, n);
     t1 = bench_now_ns();
     if (call.total != expected) {
         fprintf(stderr, "sum: FAILED: %s sum of %zu elements is %" PRIu64 ", want %" PRIu64 "\n",
@@ -93,18 +87,15 @@ static uint64_t timed_sum(pool *p, const uint32_t *a, size_t n, uint64_t expecte
 
 /* `calls` back-to-back tiny sums after `warmup` untimed ones; each call's time goes to ns[]. */
 static void time_tiny(pool *p, const uint32_t *a, uint64_t expected, uint64_t *ns, int warmup,
-                      int calls)
-{
+                      int calls) {
     int i;
     for (i = -warmup; i < calls; i++) {
         uint64_t w = timed_sum(p, a, TINY_N, expected);
-        if (i >= 0)
-            ns[i] = w;
+        if (i >= 0) ns[i] = w;
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
     int runs = bench_quick() ? QUICK_RUNS : RUNS;
     int tiny_calls = bench_quick() ? QUICK_TINY_CALLS : TINY_CALLS;
@@ -130,8 +121,7 @@ int main(int argc, char **argv)
         x ^= x << 5;
         a[i] = x;
         sum += x;
-        if (i < TINY_N)
-            tiny_sum += x;
+        if (i < TINY_N) tiny_sum += x;
     }
     if (!bench_quick() && sum != EXPECTED_SUM) {
         fprintf(stderr, "sum: FAILED: the input sums to %" PRIu64 ", want %" PRIu64 "\n", sum,
@@ -146,8 +136,7 @@ int main(int argc, char **argv)
             bench_sleep_ns(SETTLE_NS);
             timed_sum(use, a, n, sum);
             w = timed_sum(use, a, n, sum);
-            if (r >= 0)
-                (v ? pool_ns : plain_ns)[r] = w;
+            if (r >= 0) (v ? pool_ns : plain_ns)[r] = w;
         }
     }
     for (b = 0; b < TINY_BLOCKS; b++) {
@@ -162,12 +151,14 @@ int main(int argc, char **argv)
     snprintf(label, sizeof label, "parallel_for, %d thread%s", threads, threads == 1 ? "" : "s");
     pool_median = bench_report_ms(label, pool_ns, runs, plain_median, "plain");
     printf("%-28s %.1f GB/s plain, %.1f GB/s pool\n", "bandwidth (medians)",
-           (double)n * sizeof *a / (double)plain_median, (double)n * sizeof *a / (double)pool_median);
+           (double)n * sizeof *a / (double)plain_median,
+           (double)n * sizeof *a / (double)pool_median);
     tiny_plain_median = bench_median_u64(tiny_plain, (size_t)tiny_calls);
     tiny_pool_median = bench_median_u64(tiny_pool, (size_t)tiny_calls);
     printf("tiny loop, %u elements, %d back-to-back calls each: plain %" PRIu64 " ns, "
-           "parallel_for %" PRIu64 " ns per call (medians), %.1fx plain\n", TINY_N, tiny_calls,
-           tiny_plain_median, tiny_pool_median, (double)tiny_pool_median / (double)tiny_plain_median);
+           "parallel_for %" PRIu64 " ns per call (medians), %.1fx plain\n",
+           TINY_N, tiny_calls, tiny_plain_median, tiny_pool_median,
+           (double)tiny_pool_median / (double)tiny_plain_median);
     bench_report_target("parallel_for", pool_median, TARGET_NS, threads, 2);
     bench_pool_destroy("sum", p);
     free(a);

@@ -60,30 +60,27 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int open;
-} g_done = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+} g_done = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
 
 static size_t g_unfinished; /* atomic: tasks of this phase not yet run */
 
-static inline uint64_t splitmix64(uint64_t x)
-{
+static inline uint64_t splitmix64(uint64_t x) {
     uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
 }
 
-static BENCH_NOINLINE uint64_t task_work(uint32_t index)
-{
+static BENCH_NOINLINE uint64_t task_work(uint32_t index) {
     uint64_t v = index;
     int r;
-    for (r = 0; r < WORK_ROUNDS; r++)
-        v = splitmix64(v);
+    for (r = 0; r < WORK_ROUNDS; r++) v = splitmix64(v);
     return v;
 }
 
-static void work_task_run(pool_task *t)
-{
-    struct work_task *w = (struct work_task *)(void *)((char *)t - offsetof(struct work_task, task));
+static void work_task_run(pool_task *t) {
+    struct work_task *w =
+        (struct work_task *)(void *)((char *)t - offsetof(struct work_task, task));
     w->work = task_work(w->index);
     w->runs++;
     /* acq_rel: the last task sees every other task's writes; the mutex hands them to main. */
@@ -95,8 +92,7 @@ static void work_task_run(pool_task *t)
     }
 }
 
-static void arm(struct work_task *tasks, size_t n)
-{
+static void arm(struct work_task *tasks, size_t n) {
     size_t i;
     for (i = 0; i < n; i++) {
         tasks[i].runs = 0;
@@ -106,29 +102,26 @@ static void arm(struct work_task *tasks, size_t n)
     g_done.open = 0;
 }
 
-static void wait_done(void)
-{
+static void wait_done(void) {
     pthread_mutex_lock(&g_done.lock);
-    while (!g_done.open)
-        pthread_cond_wait(&g_done.cond, &g_done.lock);
+    while (!g_done.open) pthread_cond_wait(&g_done.cond, &g_done.lock);
     pthread_mutex_unlock(&g_done.lock);
 }
 
 /* Exits unless every task ran once and computed the right value (recomputed here). */
-static void check(const struct work_task *tasks, size_t n, const char *phase)
-{
+static void check(const struct work_task *tasks, size_t n, const char *phase) {
     size_t i;
     for (i = 0; i < n; i++) {
         if (tasks[i].runs != 1 || tasks[i].work != task_work(tasks[i].index)) {
-            fprintf(stderr, "trickle: FAILED: %s: task %zu ran %" PRIu32 " times, work %016" PRIx64
-                            "\n", phase, i, tasks[i].runs, tasks[i].work);
+            fprintf(stderr,
+                    "trickle: FAILED: %s: task %zu ran %" PRIu32 " times, work %016" PRIx64 "\n",
+                    phase, i, tasks[i].runs, tasks[i].work);
             exit(1);
         }
     }
 }
 
-static void fail_submit(int err)
-{
+static void fail_submit(int err) {
     fprintf(stderr, "trickle: FAILED: submission refused: %s\n", strerror(err));
     exit(1);
 }
@@ -139,43 +132,40 @@ struct phase_cost {
     uint64_t wall0, wall1, cpu0, cpu1, main0, main1;
 };
 
-static void phase_begin(pool *p, struct phase_cost *c)
-{
+static void phase_begin(pool *p, struct phase_cost *c) {
     pool_stats_get(p, &c->s0);
     c->cpu0 = bench_cpu_ns();
     c->main0 = bench_thread_cpu_ns();
     c->wall0 = bench_now_ns();
 }
 
-static void phase_end(pool *p, struct phase_cost *c)
-{
+static void phase_end(pool *p, struct phase_cost *c) {
     c->wall1 = bench_now_ns();
     c->main1 = bench_thread_cpu_ns();
     c->cpu1 = bench_cpu_ns();
     pool_stats_get(p, &c->s1);
 }
 
-static void phase_report(const struct phase_cost *c, size_t tasks)
-{
+static void phase_report(const struct phase_cost *c, size_t tasks) {
     uint64_t wakeups = c->s1.wakeups - c->s0.wakeups;
     uint64_t wasted = c->s1.wakeups_wasted - c->s0.wakeups_wasted;
     double n = (double)tasks;
 
     printf("  wakeups %.3f per task (%" PRIu64 " in all), wasted %.3f per task (%" PRIu64 "); "
-           "jobs run %" PRIu64 "; worker CPU %.1f us per task\n", (double)wakeups / n, wakeups,
-           (double)wasted / n, wasted, c->s1.jobs_run - c->s0.jobs_run,
+           "jobs run %" PRIu64 "; worker CPU %.1f us per task\n",
+           (double)wakeups / n, wakeups, (double)wasted / n, wasted,
+           c->s1.jobs_run - c->s0.jobs_run,
            bench_us((c->cpu1 - c->cpu0) - (c->main1 - c->main0)) / n);
 }
 
 /* Forks until every one of p's threads has started (each join may start one), for at most 5 s. */
-static void start_all_threads(pool *p)
-{
+static void start_all_threads(pool *p) {
     uint64_t deadline = bench_now_ns() + 5000000000u;
     pool_stats s;
 
     bench_fib_pool_target = p;
     do {
-        struct bench_fib root = { 20, 0 };
+        struct bench_fib root = {20, 0};
         pool_call_on_worker(p, bench_fib_pool, &root);
         if (root.result != 6765) {
             fprintf(stderr, "trickle: FAILED: fib(20) = %" PRIu64 "\n", root.result);
@@ -185,17 +175,14 @@ static void start_all_threads(pool *p)
     } while (s.threads_started < (uint64_t)s.num_threads && bench_now_ns() < deadline);
 }
 
-static void burst(pool *p, struct work_task *tasks, pool_task **ptrs, size_t n)
-{
+static void burst(pool *p, struct work_task *tasks, pool_task **ptrs, size_t n) {
     int err;
     arm(tasks, n);
-    if ((err = pool_submit_batch(p, ptrs, n)) != 0)
-        fail_submit(err);
+    if ((err = pool_submit_batch(p, ptrs, n)) != 0) fail_submit(err);
     wait_done();
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 16;
     size_t trickle_n = bench_quick() ? QUICK_TRICKLE_TASKS : TRICKLE_TASKS;
     size_t burst_n = bench_quick() ? QUICK_BURST_TASKS : BURST_TASKS;
@@ -218,8 +205,7 @@ int main(int argc, char **argv)
         ptrs[i] = &tasks[i].task;
     }
     t0 = bench_thread_cpu_ns();
-    for (i = 0; i < 100; i++)
-        bench_do_not_optimize(task_work((uint32_t)i));
+    for (i = 0; i < 100; i++) bench_do_not_optimize(task_work((uint32_t)i));
     work_ns = (bench_thread_cpu_ns() - t0) / 100;
 
     start_all_threads(p);
@@ -230,17 +216,18 @@ int main(int argc, char **argv)
     arm(tasks, trickle_n);
     phase_begin(p, &cost);
     for (i = 0; i < trickle_n; i++) {
-        if ((err = pool_submit(p, &tasks[i].task)) != 0)
-            fail_submit(err);
+        if ((err = pool_submit(p, &tasks[i].task)) != 0) fail_submit(err);
         bench_sleep_ns(TRICKLE_GAP_NS);
     }
     wait_done();
     phase_end(p, &cost);
     check(tasks, trickle_n, "trickle");
     printf("pool of %d threads, %" PRIu64 " of them started; a task is %d hash rounds, %.1f us "
-           "on the main thread\n", threads, cost.s0.threads_started, WORK_ROUNDS, bench_us(work_ns));
+           "on the main thread\n",
+           threads, cost.s0.threads_started, WORK_ROUNDS, bench_us(work_ns));
     printf("trickle: %zu tasks one at a time, %.0f us sleep between submissions (%.0f us apart "
-           "on average)\n", trickle_n, bench_us(TRICKLE_GAP_NS),
+           "on average)\n",
+           trickle_n, bench_us(TRICKLE_GAP_NS),
            bench_us(cost.wall1 - cost.wall0) / (double)trickle_n);
     phase_report(&cost, trickle_n);
 

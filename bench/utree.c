@@ -28,8 +28,8 @@
  * range of one child visits that child, a longer range joins its two halves -- so every child is
  * its own job, which is what par_iter over the children does in Rayon, with children-1 joins per
  * node. The other natural form runs too: one scope per node, each child a spawned task (what an
- * OpenMP program writes with a taskgroup per node). Both walks start with pool_call_on_worker from the main
- * thread so that they run on the workers. Baseline: the plain recursion, a loop over the
+ * OpenMP program writes with a taskgroup per node). Both walks start with pool_call_on_worker from
+ * the main thread so that they run on the workers. Baseline: the plain recursion, a loop over the
  * children, on the main thread.
  *
  * Timing: one warm-up round, then RUNS rounds of {plain, pool}, each run after a 20 ms pause (so
@@ -57,8 +57,7 @@
 static uint32_t g_max_depth;
 static pool *g_pool;
 
-static inline uint64_t splitmix64(uint64_t x)
-{
+static inline uint64_t splitmix64(uint64_t x) {
     uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
@@ -73,21 +72,19 @@ struct subtree {
 
 /* The per-node part shared by both walks: returns the node's hash h (its children are h + 1 + i)
  * and its child count, and adds the node itself to *t. */
-static inline uint64_t visit_self(uint64_t id, uint32_t depth, uint32_t *children, struct subtree *t)
-{
+static inline uint64_t visit_self(uint64_t id, uint32_t depth, uint32_t *children,
+                                  struct subtree *t) {
     uint64_t h = splitmix64(id), work = h;
     int r;
 
-    for (r = 1; r < WORK_ROUNDS; r++)
-        work = splitmix64(work);
+    for (r = 1; r < WORK_ROUNDS; r++) work = splitmix64(work);
     *children = depth < g_max_depth ? (uint32_t)(h % (MAX_CHILDREN + 1)) : 0;
     t->nodes = 1;
     t->work_sum = work;
     return h;
 }
 
-static BENCH_NOINLINE void walk_plain(uint64_t id, uint32_t depth, struct subtree *t)
-{
+static BENCH_NOINLINE void walk_plain(uint64_t id, uint32_t depth, struct subtree *t) {
     uint32_t children, i;
     uint64_t h = visit_self(id, depth, &children, t);
 
@@ -108,8 +105,7 @@ struct child_range {
 
 static void walk_pool(uint64_t id, uint32_t depth, struct subtree *t);
 
-static void walk_range(void *arg)
-{
+static void walk_range(void *arg) {
     struct child_range *r = arg;
 
     if (r->count == 1) {
@@ -127,13 +123,11 @@ static void walk_range(void *arg)
     }
 }
 
-static BENCH_NOINLINE void walk_pool(uint64_t id, uint32_t depth, struct subtree *t)
-{
+static BENCH_NOINLINE void walk_pool(uint64_t id, uint32_t depth, struct subtree *t) {
     struct child_range all;
     uint64_t h = visit_self(id, depth, &all.count, t);
 
-    if (all.count == 0)
-        return;
+    if (all.count == 0) return;
     all.first_id = h + 1;
     all.depth = depth + 1;
     walk_range(&all);
@@ -153,21 +147,18 @@ struct scope_child {
 
 static void walk_scope(uint64_t id, uint32_t depth, struct subtree *t);
 
-static void scope_child_run(pool_task *task)
-{
+static void scope_child_run(pool_task *task) {
     struct scope_child *c = (struct scope_child *)task;
     walk_scope(c->id, c->depth, &c->total);
 }
 
-static BENCH_NOINLINE void walk_scope(uint64_t id, uint32_t depth, struct subtree *t)
-{
+static BENCH_NOINLINE void walk_scope(uint64_t id, uint32_t depth, struct subtree *t) {
     struct scope_child kids[MAX_CHILDREN];
     pool_scope s;
     uint32_t children, i;
     uint64_t h = visit_self(id, depth, &children, t);
 
-    if (children == 0)
-        return;
+    if (children == 0) return;
     pool_scope_init(&s, g_pool);
     for (i = 0; i < children; i++) {
         kids[i].task = (pool_task)POOL_TASK_INIT(scope_child_run);
@@ -188,37 +179,34 @@ static BENCH_NOINLINE void walk_scope(uint64_t id, uint32_t depth, struct subtre
 static void walk_scope_root(void *arg) { walk_scope(ROOT_ID, 0, arg); }
 
 enum variant { PLAIN, JOIN, SCOPE, VARIANTS };
-static const char *const variant_names[VARIANTS] = { "plain", "pool_join", "pool_scope" };
+static const char *const variant_names[VARIANTS] = {"plain", "pool_join", "pool_scope"};
 
 /* One walk from the root, as variant v on the pool p; returns its wall time. Exits if the
  * checksum differs from `expected` (when expected is not 0). */
 static uint64_t run_once(enum variant v, pool *p, uint64_t expected, uint64_t *nodes,
-                         uint64_t *checksum)
-{
+                         uint64_t *checksum) {
     struct subtree t;
     uint64_t t0, t1;
 
     g_pool = p;
     t0 = bench_now_ns();
-    if (v == JOIN)
-        pool_call_on_worker(p, walk_pool_root, &t);
-    else if (v == SCOPE)
-        pool_call_on_worker(p, walk_scope_root, &t);
-    else
-        walk_plain(ROOT_ID, 0, &t);
+    if (v == JOIN) pool_call_on_worker(p, walk_pool_root, &t);
+    else if (v == SCOPE) pool_call_on_worker(p, walk_scope_root, &t);
+    else walk_plain(ROOT_ID, 0, &t);
     t1 = bench_now_ns();
     *nodes = t.nodes;
     *checksum = t.nodes + t.work_sum;
     if (expected && *checksum != expected) {
-        fprintf(stderr, "utree: FAILED: %s walk: checksum %016" PRIx64 " (%" PRIu64 " nodes), "
-                        "want %016" PRIx64 "\n", variant_names[v], *checksum, t.nodes, expected);
+        fprintf(stderr,
+                "utree: FAILED: %s walk: checksum %016" PRIx64 " (%" PRIu64 " nodes), "
+                "want %016" PRIx64 "\n",
+                variant_names[v], *checksum, t.nodes, expected);
         exit(1);
     }
     return t1 - t0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
     int runs = bench_quick() ? QUICK_RUNS : RUNS;
     uint64_t ns[VARIANTS][RUNS], expected, nodes, plain_median, pool_median;
@@ -233,15 +221,13 @@ int main(int argc, char **argv)
     run_once(PLAIN, NULL, expected, &nodes, &expected); /* the reference for every later run */
 
     for (r = -1; r < runs; r++) { /* round -1: warm-up (it also starts the pool's threads) */
-        if (r == 0)
-            pool_stats_get(p, &s0);
+        if (r == 0) pool_stats_get(p, &s0);
         for (v = 0; v < VARIANTS; v++) {
             uint64_t w, c, cpu0;
             bench_sleep_ns(SETTLE_NS);
             cpu0 = bench_cpu_ns();
             w = run_once((enum variant)v, p, expected, &nodes, &c);
-            if (r >= 0)
-                ns[v][r] = w;
+            if (r >= 0) ns[v][r] = w;
             if (r >= 0 && v == JOIN) {
                 pool_cpu_ns += bench_cpu_ns() - cpu0;
                 pool_wall_ns += w;
@@ -251,17 +237,19 @@ int main(int argc, char **argv)
     pool_stats_get(p, &s1);
 
     printf("utree: %" PRIu64 " nodes (max depth %u, 0..%u children, %d hash rounds each), "
-           "checksum %016" PRIx64 ", %d runs each\n", nodes, g_max_depth, MAX_CHILDREN,
-           WORK_ROUNDS, expected, runs);
+           "checksum %016" PRIx64 ", %d runs each\n",
+           nodes, g_max_depth, MAX_CHILDREN, WORK_ROUNDS, expected, runs);
     plain_median = bench_report_ms("plain walk", ns[PLAIN], runs, 0, NULL);
     snprintf(label, sizeof label, "pool_join, %d thread%s", threads, threads == 1 ? "" : "s");
     pool_median = bench_report_ms(label, ns[JOIN], runs, plain_median, "plain");
     snprintf(label, sizeof label, "pool_scope, %d thread%s", threads, threads == 1 ? "" : "s");
     bench_report_ms(label, ns[SCOPE], runs, plain_median, "plain");
     printf("pool_join runs: %.2f cores busy on average; per run: %.0f joins stolen, %.0f failed "
-           "steals, %.1f sleeps\n", (double)pool_cpu_ns / (double)pool_wall_ns,
+           "steals, %.1f sleeps\n",
+           (double)pool_cpu_ns / (double)pool_wall_ns,
            (double)(s1.jobs_stolen - s0.jobs_stolen) / runs,
-           (double)(s1.steals_failed - s0.steals_failed) / runs, (double)(s1.sleeps - s0.sleeps) / runs);
+           (double)(s1.steals_failed - s0.steals_failed) / runs,
+           (double)(s1.sleeps - s0.sleeps) / runs);
     bench_report_target("pool_join", pool_median, TARGET_NS, threads, 2);
     bench_pool_destroy("utree", p);
     return 0;

@@ -75,7 +75,8 @@ static void waiting_task(void *arg) {
         pool_blocking_job job = POOL_BLOCKING_JOB_INIT(blocking_run);
         if (pool_submit_blocking_job(pool_a, &job) == 0) pool_wait_blocking_job(&job);
     } else {
-        while (__atomic_load_n(&done_tasks, __ATOMIC_ACQUIRE) < tasks && bench_now_ns() < deadline_ns)
+        while (__atomic_load_n(&done_tasks, __ATOMIC_ACQUIRE) < tasks &&
+               bench_now_ns() < deadline_ns)
             spin_ns(100000);
     }
 }
@@ -103,8 +104,10 @@ int main(void) {
     pool_a = bench_pool_create("wait_busy", 2);
     pool_b = bench_pool_create("wait_busy", 1);
     if (!queued) return 1;
-    printf("a worker of a 2-thread pool queues %d tasks of 1 ms on its pool, then waits (up to 300 ms)\n"
-           "until they are done; CPUs busy = process CPU time / wall time until then; %d runs each\n\n",
+    printf("a worker of a 2-thread pool queues %d tasks of 1 ms on its pool, then waits (up to 300 "
+           "ms)\n"
+           "until they are done; CPUs busy = process CPU time / wall time until then; %d runs "
+           "each\n\n",
            tasks, runs);
     for (r = 0; r < runs; r++)
         for (v = 0; v < VARIANTS; v++) busy[v][r] = one_run((enum variant)v);
@@ -116,9 +119,10 @@ int main(void) {
     }
     pool_stats_get(pool_a, &s);
 #if POOL_VERSION_MAJOR > 0 || POOL_VERSION_MINOR >= 3 /* the statistics came with 0.3 */
-    printf("\npool A: %llu parked waits, %llu spare threads started, deepest nesting of waits %llu\n",
-           (unsigned long long)s.waits_parked, (unsigned long long)s.spares_started,
-           (unsigned long long)s.wait_depth_max);
+    printf(
+        "\npool A: %llu parked waits, %llu spare threads started, deepest nesting of waits %llu\n",
+        (unsigned long long)s.waits_parked, (unsigned long long)s.spares_started,
+        (unsigned long long)s.wait_depth_max);
 #endif
     bench_pool_destroy("wait_busy", pool_a);
     bench_pool_destroy("wait_busy", pool_b);

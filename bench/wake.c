@@ -34,8 +34,7 @@ struct probe {
     uint64_t echo;       /* ... copied by the task, to prove this round's task really ran */
 };
 
-static void tiny_task(void *varg)
-{
+static void tiny_task(void *varg) {
     struct probe *p = varg;
     p->started_ns = bench_now_ns();
     p->echo = p->seq;
@@ -43,8 +42,7 @@ static void tiny_task(void *varg)
 
 /* Sleeps GAP_NS, then runs tiny_task on the pool from this (non-worker) thread. Stores the delay
  * until the task started and until pool_call returned; exits if the task did not really run. */
-static void one_round(pool *p, int round, uint64_t *start_ns, uint64_t *trip_ns)
-{
+static void one_round(pool *p, int round, uint64_t *start_ns, uint64_t *trip_ns) {
     struct probe probe;
     uint64_t t0, t1;
 
@@ -56,8 +54,9 @@ static void one_round(pool *p, int round, uint64_t *start_ns, uint64_t *trip_ns)
     pool_call_on_worker(p, tiny_task, &probe);
     t1 = bench_now_ns();
     if (probe.echo != probe.seq || probe.started_ns < t0 || probe.started_ns > t1) {
-        fprintf(stderr, "wake: FAILED: round %d: task echo %" PRIu64 " (want %" PRIu64 "), "
-                        "started at %" PRIu64 ", call spanned %" PRIu64 "..%" PRIu64 "\n",
+        fprintf(stderr,
+                "wake: FAILED: round %d: task echo %" PRIu64 " (want %" PRIu64 "), "
+                "started at %" PRIu64 ", call spanned %" PRIu64 "..%" PRIu64 "\n",
                 round, probe.echo, probe.seq, probe.started_ns, t0, t1);
         exit(1);
     }
@@ -74,13 +73,11 @@ struct floor_state {
     struct probe *probe;
 };
 
-static void *floor_thread(void *varg)
-{
+static void *floor_thread(void *varg) {
     struct floor_state *st = varg;
     pthread_mutex_lock(&st->lock);
     for (;;) {
-        while (!st->posted && !st->quit)
-            pthread_cond_wait(&st->cond, &st->lock);
+        while (!st->posted && !st->quit) pthread_cond_wait(&st->cond, &st->lock);
         if (st->posted) {
             tiny_task(st->probe);
             st->posted = 0;
@@ -95,8 +92,7 @@ static void *floor_thread(void *varg)
 }
 
 /* Runs `rounds` condvar hand-offs and stores submit -> start delays in start_ns[]. */
-static void measure_floor(uint64_t *start_ns, int rounds)
-{
+static void measure_floor(uint64_t *start_ns, int rounds) {
     struct floor_state st;
     pthread_t thread;
     int i;
@@ -121,8 +117,7 @@ static void measure_floor(uint64_t *start_ns, int rounds)
         st.posted = 1;
         st.done = 0;
         pthread_cond_broadcast(&st.cond);
-        while (!st.done)
-            pthread_cond_wait(&st.cond, &st.lock);
+        while (!st.done) pthread_cond_wait(&st.cond, &st.lock);
         pthread_mutex_unlock(&st.lock);
         if (probe.echo != probe.seq) {
             fprintf(stderr, "wake: FAILED: floor round %d did not run\n", i);
@@ -139,8 +134,7 @@ static void measure_floor(uint64_t *start_ns, int rounds)
     pthread_cond_destroy(&st.cond);
 }
 
-static void print_row(const char *what, uint64_t *v, int n)
-{
+static void print_row(const char *what, uint64_t *v, int n) {
     uint64_t med = bench_median_u64(v, (size_t)n);
     uint64_t p90 = bench_quantile_u64(v, (size_t)n, 0.90);
     uint64_t p99 = bench_quantile_u64(v, (size_t)n, 0.99);
@@ -155,8 +149,7 @@ static void print_row(const char *what, uint64_t *v, int n)
 /* ROUNDS timed rounds on a new pool with this spin budget (0: none, the default idle policy);
  * prints its rows, each label prefixed by `prefix`. Returns 0, or 1 on a pool error. */
 static int run_pool(int threads, unsigned spin_us, const char *prefix, int rounds,
-                    uint64_t *start_ns, uint64_t *trip_ns)
-{
+                    uint64_t *start_ns, uint64_t *trip_ns) {
     uint64_t cpu0, cpu1, main0, main1, wall0, wall1;
     char label[64];
     pool *p;
@@ -174,15 +167,13 @@ static int run_pool(int threads, unsigned spin_us, const char *prefix, int round
     }
 
     /* Warm-up: the first calls start the pool's threads (pool_create is lazy). */
-    for (i = 0; i < WARMUP_ROUNDS; i++)
-        one_round(p, -1 - i, &start_ns[0], &trip_ns[0]);
+    for (i = 0; i < WARMUP_ROUNDS; i++) one_round(p, -1 - i, &start_ns[0], &trip_ns[0]);
 
     pool_stats_get(p, &s0);
     cpu0 = bench_cpu_ns();
     main0 = bench_thread_cpu_ns();
     wall0 = bench_now_ns();
-    for (i = 0; i < rounds; i++)
-        one_round(p, i, &start_ns[i], &trip_ns[i]);
+    for (i = 0; i < rounds; i++) one_round(p, i, &start_ns[i], &trip_ns[i]);
     wall1 = bench_now_ns();
     main1 = bench_thread_cpu_ns();
     cpu1 = bench_cpu_ns();
@@ -195,7 +186,8 @@ static int run_pool(int threads, unsigned spin_us, const char *prefix, int round
     /* The main thread's own share (its sleeps, clock reads and pool_call) is subtracted: what is
      * left is what the workers burned, mostly while the pool was idle. */
     printf("%sCPU per second of the run: %.1f us in the workers, %.1f us in the main thread "
-           "(%.0f%% of the run was the 2 ms sleeps); spun %.1f us per round\n", prefix,
+           "(%.0f%% of the run was the 2 ms sleeps); spun %.1f us per round\n",
+           prefix,
            (double)((cpu1 - cpu0) - (main1 - main0)) / 1e3 / ((double)(wall1 - wall0) / 1e9),
            (double)(main1 - main0) / 1e3 / ((double)(wall1 - wall0) / 1e9),
            100.0 * (double)rounds * GAP_NS / (double)(wall1 - wall0),
@@ -221,8 +213,7 @@ static int run_pool(int threads, unsigned spin_us, const char *prefix, int round
 /* The spin budget of the second pool: longer than the gap, so its workers never sleep. */
 #define SPIN_US 5000u
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int rounds = bench_quick() ? 50 : 2000;
     int floor_rounds = bench_quick() ? 20 : 500;
     int threads = argc > 1 ? bench_parse_threads(argv[1]) : 2;
@@ -236,16 +227,17 @@ int main(int argc, char **argv)
     printf("%d rounds of {sleep 2 ms; pool_call(tiny task) from the main thread}, pool of %d "
            "threads, after %d warm-up rounds; first the default idle policy, then spin_us = %u\n\n",
            rounds, threads, WARMUP_ROUNDS, SPIN_US);
-    printf("%-38s %10s %10s %10s %10s %10s\n", "microseconds", "min", "median", "p90", "p99", "max");
-    if (run_pool(threads, 0, "", rounds, start_ns, trip_ns))
-        return 1;
+    printf("%-38s %10s %10s %10s %10s %10s\n", "microseconds", "min", "median", "p90", "p99",
+           "max");
+    if (run_pool(threads, 0, "", rounds, start_ns, trip_ns)) return 1;
     measure_floor(start_ns, floor_rounds);
     print_row("OS floor: condvar -> thread runs", start_ns, floor_rounds);
     printf("\n");
-    if (run_pool(threads, SPIN_US, "spin 5 ms: ", rounds, start_ns, trip_ns))
-        return 1;
-    printf("\ntargets (issue 5, 2 threads): start median <= 3 us, p99 <= 10 us, idle CPU <= 200 us/s;\n"
-           "(issue 14) with a spin budget over the gap, start median <= the best other runtime's\n");
+    if (run_pool(threads, SPIN_US, "spin 5 ms: ", rounds, start_ns, trip_ns)) return 1;
+    printf(
+        "\ntargets (issue 5, 2 threads): start median <= 3 us, p99 <= 10 us, idle CPU <= 200 "
+        "us/s;\n"
+        "(issue 14) with a spin budget over the gap, start median <= the best other runtime's\n");
     free(start_ns);
     free(trip_ns);
     return 0;

@@ -29,8 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-static double ms_since(const struct timespec *t0)
-{
+static double ms_since(const struct timespec *t0) {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
@@ -40,7 +39,8 @@ static double ms_since(const struct timespec *t0)
 
 #define WIDTH 64
 #define HEIGHT 24
-#define MAX_ITER 20000 /* a point inside the set costs all of these; one far outside, one or two */
+/* A point inside the set costs all of these; one far outside, one or two. */
+#define MAX_ITER 20000
 
 /* The argument every body call shares. Calls write disjoint rows, so they need no lock; `calls`
  * is written by all of them, so it is atomic. */
@@ -49,8 +49,7 @@ struct image {
     atomic_int calls;
 };
 
-static void mandelbrot_rows(void *arg, size_t lo, size_t hi)
-{
+static void mandelbrot_rows(void *arg, size_t lo, size_t hi) {
     static const char shade[] = " .:-=+*%#"; /* by how fast the point escapes */
     struct image *img = arg;
     atomic_fetch_add_explicit(&img->calls, 1, memory_order_relaxed);
@@ -84,43 +83,32 @@ struct squares {
     atomic_int calls;
 };
 
-static void fill(void *arg, size_t lo, size_t hi)
-{
+static void fill(void *arg, size_t lo, size_t hi) {
     struct squares *sq = arg;
-    for (size_t i = lo; i < hi; i++)
-        sq->x[i] = (uint32_t)i + 1; /* the numbers 1..N */
+    for (size_t i = lo; i < hi; i++) sq->x[i] = (uint32_t)i + 1; /* the numbers 1..N */
 }
 
-static void sum_squares(void *arg, size_t lo, size_t hi)
-{
+static void sum_squares(void *arg, size_t lo, size_t hi) {
     struct squares *sq = arg;
     uint64_t local = 0; /* sum privately, publish once: one atomic add per call, not per number */
-    for (size_t i = lo; i < hi; i++)
-        local += (uint64_t)sq->x[i] * sq->x[i];
+    for (size_t i = lo; i < hi; i++) local += (uint64_t)sq->x[i] * sq->x[i];
     atomic_fetch_add_explicit(&sq->sum, local, memory_order_relaxed);
     atomic_fetch_add_explicit(&sq->calls, 1, memory_order_relaxed);
 }
 
 /* 1^2 + ... + n^2 = n(n+1)(2n+1)/6, mod 2^64: divide the factors first, so that the division
  * stays exact, and only then multiply (and wrap). */
-static uint64_t sum_squares_formula(uint64_t n)
-{
+static uint64_t sum_squares_formula(uint64_t n) {
     uint64_t a = n, b = n + 1, c = 2 * n + 1;
-    if (a % 2 == 0)
-        a /= 2;
-    else
-        b /= 2;
-    if (a % 3 == 0)
-        a /= 3;
-    else if (b % 3 == 0)
-        b /= 3;
-    else
-        c /= 3;
+    if (a % 2 == 0) a /= 2;
+    else b /= 2;
+    if (a % 3 == 0) a /= 3;
+    else if (b % 3 == 0) b /= 3;
+    else c /= 3;
     return a * b * c;
 }
 
-int main(void)
-{
+int main(void) {
     pool *p = NULL; /* NULL: the process-wide default pool, one thread per CPU, made on first use */
     struct timespec t0;
 
@@ -140,10 +128,10 @@ int main(void)
         fprintf(stderr, "the parallel image differs from the serial one\n");
         return 1;
     }
-    for (int y = 0; y < HEIGHT; y++)
-        puts(img.rows[y]);
+    for (int y = 0; y < HEIGHT; y++) puts(img.rows[y]);
     printf("mandelbrot %dx%d on %d thread(s): %d body calls (grain 1), %.1f ms, matches a serial "
-           "loop\n", WIDTH, HEIGHT, pool_num_threads(p), atomic_load(&img.calls), mandel_ms);
+           "loop\n",
+           WIDTH, HEIGHT, pool_num_threads(p), atomic_load(&img.calls), mandel_ms);
 
     /* Grain 0: ten million iterations of one multiply-add each. Grain 1 would mean ten million
      * body calls and as many joins, far more work than the loop itself. */

@@ -36,9 +36,9 @@ struct walk;
  * the first member: dir_of() recovers the dir with offsetof. */
 struct dir {
     struct walk *walk;
-    uint64_t seed;  /* what is in this directory */
+    uint64_t seed; /* what is in this directory */
     int depth;
-    int root;       /* which top-level tree it belongs to, for the per-tree totals */
+    int root;                    /* which top-level tree it belongs to, for the per-tree totals */
     uint64_t dirs, files, bytes; /* written only by this directory's own task */
     pool_task task;
 };
@@ -51,8 +51,7 @@ struct walk {
     atomic_size_t used; /* tasks on several threads take slots at once */
 };
 
-static struct dir *dir_of(pool_task *t)
-{
+static struct dir *dir_of(pool_task *t) {
     return (struct dir *)((char *)t - offsetof(struct dir, task));
 }
 
@@ -67,25 +66,21 @@ static uint64_t mix(uint64_t x) /* splitmix64: a different, well-spread number f
 }
 
 /* A root's name decides what is in it. */
-static uint64_t root_seed(const char *name)
-{
+static uint64_t root_seed(const char *name) {
     uint64_t seed = 0;
-    for (; *name; name++)
-        seed = mix(seed ^ (unsigned char)*name);
+    for (; *name; name++) seed = mix(seed ^ (unsigned char)*name);
     return seed;
 }
 
-static int num_subdirs(uint64_t seed, int depth)
-{
-    static const int fanout[8] = { 0, 0, 1, 1, 2, 3, 4, 6 }; /* mostly few, sometimes many */
+static int num_subdirs(uint64_t seed, int depth) {
+    static const int fanout[8] = {0, 0, 1, 1, 2, 3, 4, 6}; /* mostly few, sometimes many */
     return depth < MAX_DEPTH ? fanout[mix(seed) % 8] : 0;
 }
 
 static uint64_t subdir_seed(uint64_t seed, int i) { return mix(seed + 1 + (uint64_t)i); }
 
 /* Files of one directory: between 0 and 23, of up to 4 MiB each. */
-static void scan_files(uint64_t seed, uint64_t *files, uint64_t *bytes)
-{
+static void scan_files(uint64_t seed, uint64_t *files, uint64_t *bytes) {
     int n = (int)(mix(seed ^ 0xf11e5) % 24);
     for (int i = 0; i < n; i++) {
         uint64_t h = mix(seed ^ (0xb17e5u + (uint64_t)i));
@@ -95,8 +90,8 @@ static void scan_files(uint64_t seed, uint64_t *files, uint64_t *bytes)
 }
 
 /* The plain recursive walk: the reference result, and the fallback when the slots run out. */
-static void walk_serial(uint64_t seed, int depth, uint64_t *dirs, uint64_t *files, uint64_t *bytes)
-{
+static void walk_serial(uint64_t seed, int depth, uint64_t *dirs, uint64_t *files,
+                        uint64_t *bytes) {
     *dirs += 1;
     scan_files(seed, files, bytes);
     for (int i = 0, n = num_subdirs(seed, depth); i < n; i++)
@@ -109,8 +104,7 @@ static void dir_run(pool_task *t);
 
 /* Takes a slot for a subdirectory of `parent` and spawns its task. Called from inside a running
  * task, on a worker: the spawn goes onto that worker's own deque, where idle workers steal it. */
-static void spawn_subdir(struct dir *parent, uint64_t seed)
-{
+static void spawn_subdir(struct dir *parent, uint64_t seed) {
     struct walk *w = parent->walk;
     size_t slot = atomic_fetch_add_explicit(&w->used, 1, memory_order_relaxed);
     if (slot >= MAX_DIRS) {
@@ -122,16 +116,17 @@ static void spawn_subdir(struct dir *parent, uint64_t seed)
     /* The task lives in the array, not in a local: this function returns long before some other
      * thread gets round to running it. */
     struct dir *d = &w->slots[slot];
-    *d = (struct dir){ .walk = w, .seed = seed, .depth = parent->depth + 1, .root = parent->root,
-                       .task = POOL_TASK_INIT(dir_run) };
+    *d = (struct dir){.walk = w,
+                      .seed = seed,
+                      .depth = parent->depth + 1,
+                      .root = parent->root,
+                      .task = POOL_TASK_INIT(dir_run)};
     /* A task that was not accepted (0 means accepted) was never queued and is still ours: run
      * it here. Inside a task there is nobody to report the error to, and the work must get done. */
-    if (pool_scope_spawn(&w->scope, &d->task) != 0)
-        dir_run(&d->task);
+    if (pool_scope_spawn(&w->scope, &d->task) != 0) dir_run(&d->task);
 }
 
-static void dir_run(pool_task *t)
-{
+static void dir_run(pool_task *t) {
     struct dir *d = dir_of(t);
     d->dirs = 1;
     scan_files(d->seed, &d->files, &d->bytes);
@@ -142,18 +137,16 @@ static void dir_run(pool_task *t)
     /* No need to wait for the subdirectories: main() sums all the slots after pool_scope_wait. */
 }
 
-static double ms_since(const struct timespec *t0)
-{
+static double ms_since(const struct timespec *t0) {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-int main(void)
-{
-    static const char *const roots[] = { "/home", "/srv", "/tmp", "/usr" };
+int main(void) {
+    static const char *const roots[] = {"/home", "/srv", "/tmp", "/usr"};
     enum { NUM_ROOTS = sizeof roots / sizeof roots[0] };
-    uint64_t dirs[NUM_ROOTS] = { 0 }, files[NUM_ROOTS] = { 0 }, bytes[NUM_ROOTS] = { 0 };
+    uint64_t dirs[NUM_ROOTS] = {0}, files[NUM_ROOTS] = {0}, bytes[NUM_ROOTS] = {0};
     struct walk w;
     struct timespec t0;
 
@@ -175,8 +168,11 @@ int main(void)
     int err = 0;
     for (int r = 0; r < NUM_ROOTS && !err; r++) {
         struct dir *d = &w.slots[r];
-        *d = (struct dir){ .walk = &w, .seed = root_seed(roots[r]), .depth = 0, .root = r,
-                           .task = POOL_TASK_INIT(dir_run) };
+        *d = (struct dir){.walk = &w,
+                          .seed = root_seed(roots[r]),
+                          .depth = 0,
+                          .root = r,
+                          .task = POOL_TASK_INIT(dir_run)};
         /* Errors are errno values: EINVAL for a NULL scope, task or run function, ECANCELED once
          * the pool is being destroyed (the default pool never is). */
         err = pool_scope_spawn(&w.scope, &d->task);
@@ -191,8 +187,7 @@ int main(void)
     /* After pool_scope_wait, every write of every task is visible here, and no task touches a
      * slot any more: they can be read without locks, then freed. The scope can be reused. */
     size_t used = atomic_load(&w.used);
-    if (used > MAX_DIRS)
-        used = MAX_DIRS;
+    if (used > MAX_DIRS) used = MAX_DIRS;
     for (size_t i = 0; i < used; i++) {
         struct dir *d = &w.slots[i];
         dirs[d->root] += d->dirs;
@@ -206,10 +201,12 @@ int main(void)
         uint64_t sd = 0, sf = 0, sb = 0;
         walk_serial(root_seed(roots[r]), 0, &sd, &sf, &sb);
         if (sd != dirs[r] || sf != files[r] || sb != bytes[r]) {
-            fprintf(stderr, "%s: parallel walk counted %llu dirs, %llu files, %llu bytes; "
-                    "serial walk %llu, %llu, %llu\n", roots[r], (unsigned long long)dirs[r],
-                    (unsigned long long)files[r], (unsigned long long)bytes[r],
-                    (unsigned long long)sd, (unsigned long long)sf, (unsigned long long)sb);
+            fprintf(stderr,
+                    "%s: parallel walk counted %llu dirs, %llu files, %llu bytes; "
+                    "serial walk %llu, %llu, %llu\n",
+                    roots[r], (unsigned long long)dirs[r], (unsigned long long)files[r],
+                    (unsigned long long)bytes[r], (unsigned long long)sd, (unsigned long long)sf,
+                    (unsigned long long)sb);
             return 1;
         }
         printf("%-6s %7llu dirs %9llu files %8.1f GiB\n", roots[r], (unsigned long long)dirs[r],

@@ -37,22 +37,19 @@
 #include <string.h>
 #include <time.h>
 
-static void sleep_us(long us)
-{
-    struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+static void sleep_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
 }
 
 /* About `us` microseconds of computation (no sleeping: a worker is a CPU). */
-static unsigned long spin_us(long us)
-{
+static unsigned long spin_us(long us) {
     struct timespec t0, t1;
     unsigned long x = 1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
-        for (int i = 0; i < 200; i++)
-            x = x * 6364136223846793005ul + 1442695040888963407ul;
+        for (int i = 0; i < 200; i++) x = x * 6364136223846793005ul + 1442695040888963407ul;
         clock_gettime(CLOCK_MONOTONIC, &t1);
     } while ((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000 < us);
     return x;
@@ -68,14 +65,13 @@ struct fib {
 
 static long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
 
-static void fib(void *arg)
-{
+static void fib(void *arg) {
     struct fib *f = arg;
     if (f->n < 20) { /* below this, a join costs more than it saves */
         f->result = fib_serial(f->n);
         return;
     }
-    struct fib a = { f->pool, f->n - 1, 0 }, b = { f->pool, f->n - 2, 0 };
+    struct fib a = {f->pool, f->n - 1, 0}, b = {f->pool, f->n - 2, 0};
     pool_join(f->pool, fib, &a, fib, &b);
     f->result = a.result + b.result;
 }
@@ -97,16 +93,14 @@ struct tree {
     atomic_ulong sink;
 };
 
-static void node_run(pool_task *t)
-{
+static void node_run(pool_task *t) {
     struct node *n = (struct node *)((char *)t - offsetof(struct node, task));
     struct tree *tr = n->tree;
     atomic_fetch_add(&tr->sink, spin_us(20 + 10 * n->depth));
     for (int i = 0; i < 2 && n->depth < 7; i++) {
         int k = atomic_fetch_add(&tr->used, 1);
-        if (k >= SCOPE_TASKS)
-            return;
-        tr->nodes[k] = (struct node){ POOL_TASK_INIT(node_run), tr, n->depth + 1 };
+        if (k >= SCOPE_TASKS) return;
+        tr->nodes[k] = (struct node){POOL_TASK_INIT(node_run), tr, n->depth + 1};
         if (pool_scope_spawn(&tr->scope, &tr->nodes[k].task) != 0)
             node_run(&tr->nodes[k].task); /* not taken: run it here */
     }
@@ -118,8 +112,7 @@ static void node_run(pool_task *t)
 
 static atomic_int bursts_done;
 
-static void burst_run(pool_task *t)
-{
+static void burst_run(pool_task *t) {
     (void)t;
     spin_us(30);
     atomic_fetch_add(&bursts_done, 1);
@@ -127,17 +120,14 @@ static void burst_run(pool_task *t)
 
 /* ---- 4. blocking jobs next to a parallel loop ---- */
 
-static void fetch(pool_blocking_job *job)
-{
+static void fetch(pool_blocking_job *job) {
     (void)job;
     sleep_us(3000); /* the "I/O" */
 }
 
-static void sum_range(void *arg, size_t lo, size_t hi)
-{
+static void sum_range(void *arg, size_t lo, size_t hi) {
     unsigned long s = 0;
-    for (size_t i = lo; i < hi; i++)
-        s += i * i;
+    for (size_t i = lo; i < hi; i++) s += i * i;
     atomic_fetch_add((atomic_ulong *)arg, s);
 }
 
@@ -148,8 +138,7 @@ struct io_and_compute {
     int failed;
 };
 
-static void io_and_compute(void *arg)
-{
+static void io_and_compute(void *arg) {
     struct io_and_compute *w = arg;
     for (int i = 0; i < 2; i++) {
         w->jobs[i] = (pool_blocking_job)POOL_BLOCKING_JOB_INIT(fetch);
@@ -160,21 +149,19 @@ static void io_and_compute(void *arg)
     }
     pool_parallel_for(w->pool, 0, 20000000, 0, sum_range, &w->sum);
     for (int i = 0; i < 2; i++) /* a worker that waits keeps running other work */
-        if (w->jobs[i].run && pool_wait_blocking_job(&w->jobs[i]) != 0)
-            w->failed = 1;
+        if (w->jobs[i].run && pool_wait_blocking_job(&w->jobs[i]) != 0) w->failed = 1;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "trace.json";
     static struct tree tree;
     static pool_task bursts[3][BURST];
-    struct io_and_compute io = { 0 };
-    pool_config cfg = { 0 };
+    struct io_and_compute io = {0};
+    pool_config cfg = {0};
     pool *p;
     int rc, bad = 0;
 
-    cfg.name = "pool";               /* lanes "pool-0", "pool-1", ... and "pool-blk-0", ... */
+    cfg.name = "pool"; /* lanes "pool-0", "pool-1", ... and "pool-blk-0", ... */
     cfg.max_blocking_threads = 2;
     if ((rc = pool_create(&p, &cfg)) != 0) {
         fprintf(stderr, "pool_create: %s\n", strerror(rc));
@@ -182,17 +169,16 @@ int main(int argc, char **argv)
     }
 
     /* 1. fork-join from outside: main() posts one job and waits; the workers split it. */
-    struct fib f = { p, 30, 0 };
+    struct fib f = {p, 30, 0};
     pool_call(p, fib, &f);
     bad += f.result != 832040;
     sleep_us(5000); /* long enough for every worker to go to sleep */
 
     /* 2. a scope from outside: 1 task to begin with, 200 in the end. */
     pool_scope_init(&tree.scope, p);
-    tree.nodes[0] = (struct node){ POOL_TASK_INIT(node_run), &tree, 0 };
+    tree.nodes[0] = (struct node){POOL_TASK_INIT(node_run), &tree, 0};
     atomic_store(&tree.used, 1);
-    if (pool_scope_spawn(&tree.scope, &tree.nodes[0].task) != 0)
-        node_run(&tree.nodes[0].task);
+    if (pool_scope_spawn(&tree.scope, &tree.nodes[0].task) != 0) node_run(&tree.nodes[0].task);
     pool_scope_wait(&tree.scope);
     sleep_us(5000);
 
@@ -200,11 +186,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < 3; k++) {
         for (int i = 0; i < BURST; i++) {
             bursts[k][i] = (pool_task)POOL_TASK_INIT(burst_run);
-            if (pool_submit(p, &bursts[k][i]) != 0)
-                burst_run(&bursts[k][i]);
+            if (pool_submit(p, &bursts[k][i]) != 0) burst_run(&bursts[k][i]);
         }
-        while (atomic_load(&bursts_done) < (k + 1) * BURST)
-            sleep_us(100);
+        while (atomic_load(&bursts_done) < (k + 1) * BURST) sleep_us(100);
         sleep_us(5000);
     }
 
@@ -215,12 +199,9 @@ int main(int argc, char **argv)
     sleep_us(2000);
 
     rc = pool_trace_write(p, path);
-    if (rc == ENOTSUP)
-        fprintf(stderr, "pool_trace_write: built without POOL_TRACE\n");
-    else if (rc != 0)
-        fprintf(stderr, "pool_trace_write(%s): %s\n", path, strerror(rc));
-    else
-        printf("wrote %s: open it in https://ui.perfetto.dev or chrome://tracing\n", path);
+    if (rc == ENOTSUP) fprintf(stderr, "pool_trace_write: built without POOL_TRACE\n");
+    else if (rc != 0) fprintf(stderr, "pool_trace_write(%s): %s\n", path, strerror(rc));
+    else printf("wrote %s: open it in https://ui.perfetto.dev or chrome://tracing\n", path);
     pool_stats_print(p, stdout);
     pool_destroy(p);
     return bad || rc != 0;

@@ -90,40 +90,40 @@ static atomic_long test__printed; /* cap the output when a loop fails a lot */
 
 #define TEST__MAX_PRINTED 50
 
-TEST__UNUSED static void test__fail(const char *file, int line, const char *expr, const char *detail) {
+TEST__UNUSED static void test__fail(const char *file, int line, const char *expr,
+                                    const char *detail) {
     atomic_fetch_add(&test__failures, 1);
     if (atomic_fetch_add(&test__printed, 1) < TEST__MAX_PRINTED) {
         fflush(stdout); /* keep the log in order when both go to one file */
-        fprintf(stderr, "%s:%d: CHECK failed: %s%s%s\n", file, line, expr,
-                detail ? "  " : "", detail ? detail : "");
+        fprintf(stderr, "%s:%d: CHECK failed: %s%s%s\n", file, line, expr, detail ? "  " : "",
+                detail ? detail : "");
         fflush(stderr);
     }
 }
 
-#define CHECK(cond)                                           \
-    do {                                                      \
+#define CHECK(cond) \
+    do { \
         if (!(cond)) test__fail(__FILE__, __LINE__, #cond, NULL); \
     } while (0)
 
-#define CHECK_EQ_I64(a, b)                                                        \
-    do {                                                                          \
-        int64_t test__a = (int64_t)(a), test__b = (int64_t)(b);                   \
-        if (test__a != test__b) {                                                 \
-            char test__d[96];                                                     \
-            snprintf(test__d, sizeof test__d, "(%" PRId64 " != %" PRId64 ")",     \
-                     test__a, test__b);                                           \
-            test__fail(__FILE__, __LINE__, #a " == " #b, test__d);                \
-        }                                                                         \
+#define CHECK_EQ_I64(a, b) \
+    do { \
+        int64_t test__a = (int64_t)(a), test__b = (int64_t)(b); \
+        if (test__a != test__b) { \
+            char test__d[96]; \
+            snprintf(test__d, sizeof test__d, "(%" PRId64 " != %" PRId64 ")", test__a, test__b); \
+            test__fail(__FILE__, __LINE__, #a " == " #b, test__d); \
+        } \
     } while (0)
 
 /* Like CHECK, with a printf-style explanation. */
-#define CHECK_MSG(cond, ...)                                         \
-    do {                                                             \
-        if (!(cond)) {                                               \
-            char test__d[256];                                       \
-            snprintf(test__d, sizeof test__d, __VA_ARGS__);          \
-            test__fail(__FILE__, __LINE__, #cond, test__d);          \
-        }                                                            \
+#define CHECK_MSG(cond, ...) \
+    do { \
+        if (!(cond)) { \
+            char test__d[256]; \
+            snprintf(test__d, sizeof test__d, __VA_ARGS__); \
+            test__fail(__FILE__, __LINE__, #cond, test__d); \
+        } \
     } while (0)
 
 TEST__UNUSED static long test_failures(void) { return atomic_load(&test__failures); }
@@ -233,8 +233,8 @@ static void *test__watchdog_main(void *arg) {
         if (now.tv_sec > test__wd_deadline.tv_sec ||
             (now.tv_sec == test__wd_deadline.tv_sec && now.tv_nsec >= test__wd_deadline.tv_nsec)) {
             char msg[256];
-            int len = snprintf(msg, sizeof msg, "WATCHDOG: %s stalled after %d s\n",
-                               test__wd_name, test__wd_seconds);
+            int len = snprintf(msg, sizeof msg, "WATCHDOG: %s stalled after %d s\n", test__wd_name,
+                               test__wd_seconds);
             if (len > (int)sizeof msg - 1) len = (int)sizeof msg - 1;
             fflush(stdout);
             if (write(2, msg, (size_t)len) < 0) {

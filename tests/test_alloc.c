@@ -204,7 +204,7 @@ static void hot_paths(void) {
     CHECK_EQ_I64(f.result, 2584);
 
     atomic_store(&ran, 0);
-    scope_round(&ran); /* from outside */
+    scope_round(&ran);               /* from outside */
     pool_call(p, scope_round, &ran); /* from a worker */
     CHECK_EQ_I64(atomic_load(&ran), 2 * NODES * (1 + LEAVES));
 
@@ -245,7 +245,8 @@ int main(void) {
 #ifdef COUNTING_ALLOCATIONS
     if (test_under_valgrind()) {
         for (round = 0; round < rounds; round++) hot_paths();
-        printf("  allocations not counted (valgrind replaces malloc); the workload ran and was checked\n");
+        printf("  allocations not counted (valgrind replaces malloc); the workload ran and was "
+               "checked\n");
     } else {
         long n;
         void *volatile probe;
@@ -277,7 +278,8 @@ int main(void) {
     }
 #else
     for (round = 0; round < rounds; round++) hot_paths();
-    printf("  allocations not counted (sanitizer or not glibc); the workload ran and was checked\n");
+    printf(
+        "  allocations not counted (sanitizer or not glibc); the workload ran and was checked\n");
 #endif
 
     CHECK_EQ_I64(pool_destroy(p), 0);

@@ -27,7 +27,7 @@ static void count_task(pool_task *t) {
 
 static void rows_create_destroy(void) {
     pool_config cfg;
-    pool *p = (pool *)&cfg; /* must come back NULL */
+    pool *p = (pool *)&cfg;                        /* must come back NULL */
     CHECK_EQ_I64(pool_create(NULL, NULL), EINVAL); /* row: NULL out-pointer */
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = -1;
@@ -70,7 +70,7 @@ static void rows_create_destroy(void) {
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: external_slots over 30 */
     cfg.external_slots = POOL_EXTERNAL_SLOTS_NONE - 1;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* ... or below -1 */
-    cfg.external_slots = 30; /* the most: accepted */
+    cfg.external_slots = 30;                     /* the most: accepted */
     CHECK_EQ_I64(pool_create(&p, &cfg), 0);
     CHECK_EQ_I64(pool_worker_index_limit(p), pool_num_threads(p) + 256 + 30);
     CHECK_EQ_I64(pool_destroy(p), 0);
@@ -81,11 +81,12 @@ static void rows_create_destroy(void) {
     cfg.external_slots = 0;
     cfg.stack_size = 1;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: stack_size refused */
-    cfg.stack_size = SIZE_MAX; /* accepted by pthread_attr_setstacksize, refused by pthread_create */
+    cfg.stack_size =
+        SIZE_MAX; /* accepted by pthread_attr_setstacksize, refused by pthread_create */
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
     CHECK(p == NULL);
     cfg.stack_size = 0;
-    CHECK_EQ_I64(pool_destroy(NULL), EINVAL);    /* row: destroy(NULL) */
+    CHECK_EQ_I64(pool_destroy(NULL), EINVAL); /* row: destroy(NULL) */
     CHECK_EQ_I64(pool_destroy_fast(NULL), EINVAL);
 }
 
@@ -151,8 +152,8 @@ static void rows_scope_and_submit(void) {
     pool_scope s;
     pool_stats st;
 
-    pool_scope_init(NULL, p); /* row: scope_init(NULL): nothing */
-    pool_scope_wait(NULL);    /* row: scope_wait(NULL): nothing */
+    pool_scope_init(NULL, p);                           /* row: scope_init(NULL): nothing */
+    pool_scope_wait(NULL);                              /* row: scope_wait(NULL): nothing */
     CHECK_EQ_I64(pool_scope_wait_status(NULL), EINVAL); /* row: scope_wait_status(NULL) */
     pool_scope_init(&s, p);
     CHECK_EQ_I64(pool_scope_spawn(NULL, &t), EINVAL); /* row: scope_spawn bad args */
@@ -229,8 +230,8 @@ static void rows_introspection_and_pinning(void) {
     CHECK_EQ_I64(pool_worker_stats_get(p, 2, &ws), 0); /* a spare's slot, not started */
     CHECK_EQ_I64(ws.started, 0);
     CHECK_EQ_I64(pool_worker_stats_get(p, INT_MAX, &ws), EINVAL);
-    CHECK_EQ_I64(pool_stats_print(p, NULL), EINVAL);          /* row: stats_print */
-    CHECK_EQ_I64(pool_trace_write(p, NULL), EINVAL);          /* row: trace_write */
+    CHECK_EQ_I64(pool_stats_print(p, NULL), EINVAL); /* row: stats_print */
+    CHECK_EQ_I64(pool_trace_write(p, NULL), EINVAL); /* row: trace_write */
     CHECK_EQ_I64(pool_trace_write(p, "/tmp/never-written.json"), ENOTSUP);
     CHECK_EQ_I64(pool_destroy(p), 0);
 }

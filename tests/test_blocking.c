@@ -28,14 +28,13 @@
 
 #include "test.h"
 
-static atomic_int creation_fails; /* nonzero: every thread creation fails */
-static atomic_int blocking_creations; /* blocking-thread creations so far */
+static atomic_int creation_fails;          /* nonzero: every thread creation fails */
+static atomic_int blocking_creations;      /* blocking-thread creations so far */
 static atomic_int blocking_fail_only = -1; /* >= 0: that blocking creation fails */
 
 static pool__thread_result POOL__THREAD_CALL pool__blocking_main(void *arg);
 
-static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
-                              void *arg) {
+static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn, void *arg) {
     if (atomic_load(&creation_fails)) return EAGAIN;
     if (fn == pool__blocking_main &&
         atomic_fetch_add(&blocking_creations, 1) == atomic_load(&blocking_fail_only))
@@ -115,7 +114,8 @@ static void check_cap_and_keep_alive(void) {
     /* The pool counts a task after its run returns, so just after the last
        one said it ran the count may still be one short. */
     give_up = test_now() + 5;
-    for (st = stats_of(p); st.blocking_tasks_run < CAP_TASKS && test_now() < give_up; st = stats_of(p))
+    for (st = stats_of(p); st.blocking_tasks_run < CAP_TASKS && test_now() < give_up;
+         st = stats_of(p))
         test_sleep_us(1000);
     CHECK_EQ_I64(st.blocking_tasks_run, CAP_TASKS);
     /* valgrind runs one thread at a time: a blocking thread can wait past its
@@ -124,8 +124,7 @@ static void check_cap_and_keep_alive(void) {
     if (test_under_valgrind())
         CHECK_MSG(st.blocking_threads_started >= CAP, "%" PRIu64 " blocking threads started",
                   st.blocking_threads_started);
-    else
-        CHECK_EQ_I64(st.blocking_threads_started, CAP);
+    else CHECK_EQ_I64(st.blocking_threads_started, CAP);
     CHECK_MSG(test_threads_named("cap-blk") > 0, "no thread named cap-blk while the pool is warm");
 
     /* Keep-alive is 100 ms: well within 5 s every thread must be gone. */
@@ -133,7 +132,8 @@ static void check_cap_and_keep_alive(void) {
     do {
         test_sleep_us(10000);
         st = stats_of(p);
-    } while ((st.blocking_threads > 0 || test_threads_named("cap-blk") > 0) && test_now() < give_up);
+    } while ((st.blocking_threads > 0 || test_threads_named("cap-blk") > 0) &&
+             test_now() < give_up);
     CHECK_EQ_I64(st.blocking_threads, 0);
     CHECK_EQ_I64(st.blocking_idle_threads, 0);
     CHECK_EQ_I64(test_threads_named("cap-blk"), 0);
@@ -279,7 +279,8 @@ static void check_destroy_fast(void) {
     CHECK_EQ_I64(pool_wait_blocking_job(&gate.job), 0);
     for (i = 0; i < FAST_JOBS; i++) {
         int mandatory = i % 3 == 0;
-        CHECK_MSG(atomic_load(&jobs[i].ran) == mandatory && atomic_load(&jobs[i].cancelled) == !mandatory,
+        CHECK_MSG(atomic_load(&jobs[i].ran) == mandatory &&
+                      atomic_load(&jobs[i].cancelled) == !mandatory,
                   "job %d (%s): ran %d, cancelled %d", i, mandatory ? "mandatory" : "optional",
                   atomic_load(&jobs[i].ran), atomic_load(&jobs[i].cancelled));
         skipped += !mandatory;
@@ -368,7 +369,8 @@ static void check_waits(void) {
     CHECK_EQ_I64(ww.rc, 0);
     CHECK_EQ_I64(atomic_load(&ww.job.ran), 1);
     CHECK_MSG(ww.helpers_when_done == HELPERS,
-              "the waiting worker ran %d of %d tasks while it waited", ww.helpers_when_done, HELPERS);
+              "the waiting worker ran %d of %d tasks while it waited", ww.helpers_when_done,
+              HELPERS);
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 

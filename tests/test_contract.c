@@ -47,12 +47,11 @@
 #define NO_THREAD_STACK ((size_t)1 << 20)
 #define RETRY_STACK (((size_t)1 << 20) + 65536)
 #define NO_SPARE_STACK (((size_t)1 << 20) + 131072)
-#define CAPPED_STACK(n) (((size_t)1 << 21) + (size_t)(n) * 65536)
+#define CAPPED_STACK(n) (((size_t)1 << 21) + (size_t)(n)*65536)
 
 static atomic_int retry_failures; /* failed starts of a RETRY_STACK worker 1 */
 
-static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
-                              void *arg) {
+static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn, void *arg) {
     if (fn == pool__worker_main && stack_size == NO_THREAD_STACK) return EAGAIN;
     if (fn == pool__worker_main && stack_size == NO_SPARE_STACK &&
         ((pool__worker *)arg)->index >= 1)
@@ -60,8 +59,8 @@ static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_p
     if (fn == pool__worker_main && stack_size > CAPPED_STACK(0) && stack_size <= CAPPED_STACK(16) &&
         ((pool__worker *)arg)->index >= (int)((stack_size - CAPPED_STACK(0)) / 65536))
         return EAGAIN;
-    if (fn == pool__worker_main && stack_size == RETRY_STACK &&
-        ((pool__worker *)arg)->index == 1 && atomic_fetch_add(&retry_failures, 1) == 0)
+    if (fn == pool__worker_main && stack_size == RETRY_STACK && ((pool__worker *)arg)->index == 1 &&
+        atomic_fetch_add(&retry_failures, 1) == 0)
         return EAGAIN;
     return pool__thread_create_native(t, stack_size, fn, arg);
 }
@@ -187,7 +186,8 @@ static void test_threadless(void) {
     pool_scope s, s1, s2;
     flag_task t, t1, t2, d;
     test_watchdog(30, "test_contract: a pool with no thread");
-    printf("  no thread at all: a call that waits on earlier work, the drain, destroy from a task\n");
+    printf(
+        "  no thread at all: a call that waits on earlier work, the drain, destroy from a task\n");
     threadless = pool_with(2, NO_THREAD_STACK, 0);
 
     /* CALL_IN(p, f), f waits on a scope whose task was spawned before. */
@@ -251,7 +251,8 @@ static void test_retry(void) {
     pool_task long_task = POOL_TASK_INIT(long_run), quick = POOL_TASK_INIT(quick_run);
     pool_stats s;
     test_watchdog(120, "test_contract: retry of a failed thread start");
-    printf("  the second worker fails to start once; the first is busy: the queued task still runs\n");
+    printf(
+        "  the second worker fails to start once; the first is busy: the queued task still runs\n");
     CHECK(pool_submit(p, &long_task) == 0);
     wait_flag(&long_started, 10);
     CHECK(pool_submit(p, &quick) == 0);
@@ -294,7 +295,8 @@ static void test_fairness(void) {
     pool_task self = POOL_TASK_INIT(self_run), outside = POOL_TASK_INIT(outside_run);
     long between;
     test_watchdog(60, "test_contract: fairness");
-    printf("  a task resubmitting itself on a 1-thread pool does not starve one posted from outside\n");
+    printf("  a task resubmitting itself on a 1-thread pool does not starve one posted from "
+           "outside\n");
     fair_pool = test_pool(1);
     CHECK(pool_submit(fair_pool, &self) == 0);
     while (atomic_load(&self_runs) < 1000) test_sleep_us(100);
@@ -566,8 +568,14 @@ static pool_scope below_s, below_s2;
 static atomic_int below_t_ran, below_x_ran, below_g_ran, below_b_done, below_want_x,
     below_x_spawned;
 
-static void below_t(pool_task *t) { (void)t; atomic_store(&below_t_ran, 1); }
-static void below_x(pool_task *t) { (void)t; atomic_store(&below_x_ran, 1); }
+static void below_t(pool_task *t) {
+    (void)t;
+    atomic_store(&below_t_ran, 1);
+}
+static void below_x(pool_task *t) {
+    (void)t;
+    atomic_store(&below_x_ran, 1);
+}
 static void below_d(pool_task *t) { (void)t; }
 static pool_task below_task_t = POOL_TASK_INIT(below_t), below_task_x = POOL_TASK_INIT(below_x),
                  below_task_d = POOL_TASK_INIT(below_d);
@@ -579,7 +587,10 @@ static void below_f(void *arg) {
     pool_scope_wait(&below_s2);
 }
 
-static void below_g(void *arg) { (void)arg; atomic_store(&below_g_ran, 1); }
+static void below_g(void *arg) {
+    (void)arg;
+    atomic_store(&below_g_ran, 1);
+}
 
 static void below_nop(void *arg) { (void)arg; }
 
@@ -701,13 +712,15 @@ static void ontop_case(int kind, const char *what) {
         elsewhere += (kind == THIEF_JOIN) ==
                      (atomic_load(&ontop_x_worker) == atomic_load(&ontop_root_worker));
     }
-    CHECK_MSG(elsewhere == 0, "X ran %s in %d of 10 rounds", kind == THIEF_JOIN ? "on W1" : "off W1",
-              elsewhere);
+    CHECK_MSG(elsewhere == 0, "X ran %s in %d of 10 rounds",
+              kind == THIEF_JOIN ? "on W1" : "off W1", elsewhere);
     CHECK(pool_destroy(ontop_pool) == 0);
 }
 
 static void test_on_top_join(void) { ontop_case(ONTOP_JOIN, "a join half, on top of the wait"); }
-static void test_thief_join(void) { ontop_case(THIEF_JOIN, "a join half, stolen by a third worker"); }
+static void test_thief_join(void) {
+    ontop_case(THIEF_JOIN, "a join half, stolen by a third worker");
+}
 
 /* ------------------------------------------------------------------------ */
 /* pool_stats_print and a write error at the flush                          */

@@ -65,7 +65,8 @@ static void *starter_main(void *arg) {
         for (d = 0; d < t.depth; d++) expect *= 3;
         pool_call(t.here, tree_task, &t);
         if (t.leaves != expect) {
-            if (s->wrong++ == 0) fprintf(stderr, "    tree counted %ld leaves, not %ld\n", t.leaves, expect);
+            if (s->wrong++ == 0)
+                fprintf(stderr, "    tree counted %ld leaves, not %ld\n", t.leaves, expect);
         }
     }
     return NULL;
@@ -79,10 +80,12 @@ static void test_pair(int a_threads, int b_threads, int depth, int repeats) {
     char name[96];
     double t0 = test_now();
     if (!a || !b) return;
-    snprintf(name, sizeof name, "test_crosspool (A %d threads, B %d threads)", a_threads, b_threads);
+    snprintf(name, sizeof name, "test_crosspool (A %d threads, B %d threads)", a_threads,
+             b_threads);
     test_watchdog(60, name);
     atomic_init(&bad_index, 0);
-    printf("  A: %d thread(s), B: %d thread(s): trees of depth %d started on A and on B at once, %d times each\n",
+    printf("  A: %d thread(s), B: %d thread(s): trees of depth %d started on A and on B at once, "
+           "%d times each\n",
            a_threads, b_threads, depth, repeats);
     memset(&sa, 0, sizeof sa);
     sa.root.here = a;

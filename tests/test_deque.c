@@ -116,7 +116,8 @@ static void test_growth(void) {
     while (i + 3 <= n) {
         int k;
         for (k = 0; k < 3; k++, i++) CHECK(pool__deque_push(&d, &items[i].task) == 0);
-        for (k = 0; k < 2; k++) CHECK_EQ_I64(idx(pool__deque_steal(&d, 0, &contended)), next_steal++);
+        for (k = 0; k < 2; k++)
+            CHECK_EQ_I64(idx(pool__deque_steal(&d, 0, &contended)), next_steal++);
     }
     /* left: [next_steal, i), pop takes it newest first */
     for (next_pop = i - 1; next_pop >= next_steal; next_pop--)
@@ -179,8 +180,8 @@ static void test_model(void) {
 typedef struct stress {
     pool__deque deque;
     item *items;
-    int64_t first, count;       /* this round's items: [first, first + count) */
-    atomic_uchar *taken;        /* per item, over all rounds */
+    int64_t first, count; /* this round's items: [first, first + count) */
+    atomic_uchar *taken;  /* per item, over all rounds */
     atomic_int owner_done;
     atomic_long stolen[THIEVES];
     atomic_long order_errors;

@@ -61,8 +61,9 @@ static void test_pending_work(void) {
     int r;
     long total_ran = 0, total_accepted = 0;
     double t0 = test_now();
-    printf("  destroy right after submitting %ld detached tasks (x%d rounds): every accepted task runs\n", n,
-           rounds);
+    printf("  destroy right after submitting %ld detached tasks (x%d rounds): every accepted task "
+           "runs\n",
+           n, rounds);
     for (r = 0; r < rounds; r++) {
         pending pd;
         long i;
@@ -100,8 +101,9 @@ static void test_pending_work(void) {
         total_ran += atomic_load(&pd.ran);
         total_accepted += atomic_load(&pd.accepted);
     }
-    printf("    ran %ld of %ld accepted (%ld children refused), %.2f s\n", total_ran, total_accepted,
-           (long)rounds * ((n + 9) / 10) - (total_accepted - (long)rounds * n), test_now() - t0);
+    printf("    ran %ld of %ld accepted (%ld children refused), %.2f s\n", total_ran,
+           total_accepted, (long)rounds * ((n + 9) / 10) - (total_accepted - (long)rounds * n),
+           test_now() - t0);
     free(batch);
     free(jobs);
 }
@@ -175,7 +177,8 @@ static void test_submit_during_destroy(void) {
     d->long_task.run = long_run;
     for (k = 0; k < EXTRAS; k++) d->extras[k].run = extra_run;
     CHECK_EQ_I64(pool_submit(d->p, &d->long_task), 0);
-    while (atomic_load(&d->extra_accepted) < 50 && !atomic_load(&d->long_finished)) test_sleep_us(100);
+    while (atomic_load(&d->extra_accepted) < 50 && !atomic_load(&d->long_finished))
+        test_sleep_us(100);
     CHECK_EQ_I64(pool_destroy(d->p), 0);
     printf("    %ld extra tasks accepted before the refusal\n", atomic_load(&d->extra_accepted));
     CHECK_EQ_I64(atomic_load(&d->long_finished), 1);
@@ -216,7 +219,8 @@ static void test_deadlock_and_einval(void) {
     self_destroy s;
     atomic_long count;
     double deadline;
-    printf("  pool_destroy from a task of the same pool is EDEADLK; pool_destroy(NULL) is EINVAL\n");
+    printf(
+        "  pool_destroy from a task of the same pool is EDEADLK; pool_destroy(NULL) is EINVAL\n");
     memset(&s, 0, sizeof s);
     atomic_init(&count, 0);
     s.p = test_pool(2);

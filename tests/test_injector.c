@@ -163,7 +163,7 @@ typedef struct reuse {
     atomic_long bad_pointers; /* a taken pointer that is no node */
     atomic_long cycles;       /* a taken list longer than all nodes */
     atomic_long push_errors;
-    atomic_int stop;          /* the deadline passed: give up */
+    atomic_int stop; /* the deadline passed: give up */
 } reuse;
 
 typedef struct worker_arg {
@@ -185,7 +185,8 @@ static void push_pieces(reuse *r, pool_task *first, int64_t n, uint64_t *rng) {
             atomic_store(&node_of(last)->in_queue, 1);
         }
         rest = last->pool__next; /* read before the push overwrites it */
-        if (pool__injector_push(&r->q, first, last, &was_empty) != 0) atomic_fetch_add(&r->push_errors, 1);
+        if (pool__injector_push(&r->q, first, last, &was_empty) != 0)
+            atomic_fetch_add(&r->push_errors, 1);
         first = rest;
         n -= piece;
     }
@@ -267,7 +268,8 @@ static void test_reuse(void) {
     for (k = 0; k < PRODUCERS + CONSUMERS; k++) {
         args[k].r = &r;
         args[k].id = k < PRODUCERS ? k : k - PRODUCERS;
-        if (pthread_create(&threads[k], NULL, k < PRODUCERS ? producer_main : consumer_main, &args[k]) != 0) {
+        if (pthread_create(&threads[k], NULL, k < PRODUCERS ? producer_main : consumer_main,
+                           &args[k]) != 0) {
             fprintf(stderr, "pthread_create failed\n");
             exit(2);
         }
@@ -290,7 +292,8 @@ static void test_reuse(void) {
     for (i = 0; i < r.count; i++) {
         int h = atomic_load(&r.nodes[i].hops);
         if (h != HOPS) {
-            if (wrong < 10) fprintf(stderr, "    node %" PRId64 " made %d hops, not %d\n", i, h, HOPS);
+            if (wrong < 10)
+                fprintf(stderr, "    node %" PRId64 " made %d hops, not %d\n", i, h, HOPS);
             wrong++;
         }
     }
@@ -337,7 +340,8 @@ static void *close_producer(void *arg) {
             break;
         }
         link_chain(c->nodes, next, next + piece - 1);
-        rc = pool__injector_push(&c->q, &c->nodes[next].task, &c->nodes[next + piece - 1].task, &was_empty);
+        rc = pool__injector_push(&c->q, &c->nodes[next].task, &c->nodes[next + piece - 1].task,
+                                 &was_empty);
         if (rc == 0) {
             for (k = next; k < next + piece; k++) atomic_store(&c->nodes[k].accepted, 1);
             atomic_fetch_add(&c->accepted, piece);
@@ -386,7 +390,8 @@ static void test_concurrent_close(void) {
     c.count = 1000000;
     c.nodes = make_nodes(c.count);
     atomic_init(&c.producers_left, PRODUCERS);
-    printf("  concurrent close: %d producers push until ECANCELED while a consumer takes\n", PRODUCERS);
+    printf("  concurrent close: %d producers push until ECANCELED while a consumer takes\n",
+           PRODUCERS);
     for (k = 0; k < PRODUCERS; k++) {
         args[k].c = &c;
         args[k].id = k;

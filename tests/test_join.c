@@ -15,10 +15,10 @@
 typedef struct ctx {
     pool *p;
     int threads;
-    int index_limit;         /* pool_worker_index_limit */
-    atomic_long bad_index;   /* tasks that saw a worker index outside [0, index_limit) */
-    atomic_long tasks;       /* fib calls */
-    atomic_int seen[16];     /* worker indices seen running tasks */
+    int index_limit;       /* pool_worker_index_limit */
+    atomic_long bad_index; /* tasks that saw a worker index outside [0, index_limit) */
+    atomic_long tasks;     /* fib calls */
+    atomic_int seen[16];   /* worker indices seen running tasks */
     atomic_int starts, exits;
     atomic_int start_index_bad, start_seen[16];
 } ctx;
@@ -106,7 +106,7 @@ static void check_pool(int threads, int n) {
     /* Spares standing in for parked workers have indices above num_threads,
        and the external slots of outside callers above the spares'. */
     c.index_limit = threads + 256 + POOL_EXTERNAL_SLOTS_DEFAULT;
-    {   /* fib(n) makes this many calls: calls(n) = 1 + calls(n-1) + calls(n-2) */
+    { /* fib(n) makes this many calls: calls(n) = 1 + calls(n-1) + calls(n-2) */
         long c0 = 1, c1 = 1, i;
         for (i = 2; i <= n; i++) {
             long c2 = 1 + c1 + c0;
@@ -116,7 +116,8 @@ static void check_pool(int threads, int n) {
         expect_tasks = n < 1 ? 1 : c1;
     }
 
-    printf("  %d thread(s): fib(%d) = %ld via pool_call and via pool_join from outside\n", threads, n, expect);
+    printf("  %d thread(s): fib(%d) = %ld via pool_call and via pool_join from outside\n", threads,
+           n, expect);
     CHECK(pool_create(&c.p, &cfg) == 0);
     if (!c.p) return;
     CHECK_EQ_I64(pool_num_threads(c.p), threads);

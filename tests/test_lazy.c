@@ -422,12 +422,12 @@ static void test_heartbeat(void) {
     without = hb_call(p);
     CHECK(pool_destroy(p) == 0);
     printf("    %d ms of joins while the other worker spins: %llu, then %llu after an idle spell, "
-           "halves promoted with a 100 us heartbeat, %llu without\n", HB_MS,
-           (unsigned long long)first, (unsigned long long)again, (unsigned long long)without);
+           "halves promoted with a 100 us heartbeat, %llu without\n",
+           HB_MS, (unsigned long long)first, (unsigned long long)again,
+           (unsigned long long)without);
     if (test_under_valgrind()) /* one thread at a time: the monitor may not run meanwhile */
         printf("    (promotions not checked under valgrind)\n");
-    else
-        CHECK(first > 0 && again > 0);
+    else CHECK(first > 0 && again > 0);
     CHECK_EQ_I64(without, 0);
 }
 
@@ -477,12 +477,9 @@ static void test_heartbeat_resume(void) {
 
 int main(int argc, char **argv) {
     static const test_part parts[] = {
-        {"one_thread", test_one_thread},
-        {"promote_oldest", test_promote_oldest},
-        {"hand_made", test_hand_made},
-        {"idle_takes", test_idle_takes},
-        {"heartbeat", test_heartbeat},
-        {"heartbeat_resume", test_heartbeat_resume},
+        {"one_thread", test_one_thread}, {"promote_oldest", test_promote_oldest},
+        {"hand_made", test_hand_made},   {"idle_takes", test_idle_takes},
+        {"heartbeat", test_heartbeat},   {"heartbeat_resume", test_heartbeat_resume},
     };
     test_watchdog(30, "test_lazy");
     printf("test_lazy: lazy joins\n");

@@ -102,7 +102,8 @@ static void test_join_half(void) {
     /* Only the older task, below the base: nothing to take. */
     CHECK(pool__leapfrog(x, &wt) == NULL);
     CHECK_EQ_I64(pool__deque_len(&v->deque), 1);
-    CHECK(pool__deque_steal(&v->deque, 0, &found) == &outer.task); /* a thief of the pool takes it */
+    CHECK(pool__deque_steal(&v->deque, 0, &found) ==
+          &outer.task); /* a thief of the pool takes it */
 
     /* A join half pushed during the run: its descendant. */
     push(v, &half.task, NULL);
@@ -175,7 +176,8 @@ static void test_own_deque(void) {
     pool__call_job outer;
     pool__awaited wt;
     int found;
-    printf("  a scope's waiter on its own deque: its tasks, detached ones handed off, others left\n");
+    printf(
+        "  a scope's waiter on its own deque: its tasks, detached ones handed off, others left\n");
     pool_scope_init(&waited, p);
     pool_scope_init(&other, p);
     pool__call_job_init(&outer, nop_fn, NULL);

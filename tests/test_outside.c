@@ -19,12 +19,12 @@
 #define OUTSIDE_THREADS 8
 
 typedef struct shared {
-    pool *p;            /* may be NULL: the default pool */
-    int index_limit;    /* pool_worker_index_limit, for the worker index check */
-    long iterations;    /* per outside thread */
+    pool *p;         /* may be NULL: the default pool */
+    int index_limit; /* pool_worker_index_limit, for the worker index check */
+    long iterations; /* per outside thread */
     atomic_long bad_index;
-    atomic_long wrong;  /* wrong results seen by the outside threads */
-    atomic_long runs;   /* task bodies run, over all threads */
+    atomic_long wrong; /* wrong results seen by the outside threads */
+    atomic_long runs;  /* task bodies run, over all threads */
 } shared;
 
 typedef struct task_arg {
@@ -175,8 +175,8 @@ static void test_lazy_start(void) {
     const int rounds = (int)test_scaled(200, 20);
     int r, k;
     pool_config cfg;
-    printf("  lazy start: %d fresh 2-thread pools, each hit by %d outside threads at once\n", rounds,
-           OUTSIDE_THREADS);
+    printf("  lazy start: %d fresh 2-thread pools, each hit by %d outside threads at once\n",
+           rounds, OUTSIDE_THREADS);
     memset(&s, 0, sizeof s);
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 2;
@@ -212,7 +212,8 @@ static void test_default_pool(void) {
     pool *p0 = NULL;
     pool_config cfg;
     long expect_runs;
-    printf("  default pool (NULL): size from $POOL_NUM_THREADS=3, pool_call, pool_join, outside threads\n");
+    printf("  default pool (NULL): size from $POOL_NUM_THREADS=3, pool_call, pool_join, outside "
+           "threads\n");
     memset(&s, 0, sizeof s);
     s.p = NULL;
     s.index_limit = pool_worker_index_limit(NULL);

@@ -180,7 +180,7 @@ int main(void) {
         pool_call(p, spawn_flat_on_worker, &fa);
         spawn_tree(p);
         ra.p = p, ra.big = test_scaled(3000000, 50000);
-        check_ranges(&ra);              /* from outside */
+        check_ranges(&ra);               /* from outside */
         pool_call(p, check_ranges, &ra); /* from a worker */
         CHECK(pool_destroy(p) == 0);
     }

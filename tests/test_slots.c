@@ -108,7 +108,8 @@ static void stolen_from_slot(void) {
     pool *saved = p;
     for (threads = 1; threads <= 2; threads++) {
         printf("  stolen_from_slot: %d thread(s), a join from main whose first half waits for the "
-               "second\n", threads);
+               "second\n",
+               threads);
         p = pool_of(threads, 0);
         for (round = 0; round < 50; round++) {
             atomic_store(&b_ran, 0);
@@ -360,8 +361,8 @@ static void many_callers(void) {
     pool_stats st;
     long iterations = test_scaled(2000, 100);
     int i;
-    printf("  many_callers: %d threads x %ld calls into a pool with %d slots\n", CALLERS, iterations,
-           SLOTS);
+    printf("  many_callers: %d threads x %ld calls into a pool with %d slots\n", CALLERS,
+           iterations, SLOTS);
     crowded = pool_of(2, SLOTS);
     for (i = 0; i < CALLERS; i++)
         CHECK(pthread_create(&t[i], NULL, caller, (void *)(intptr_t)iterations) == 0);

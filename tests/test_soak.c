@@ -42,12 +42,14 @@ static void dump_state(void) {
             pool__sleeping_of(c), pool__inactive_of(c), pool__jec_of(c),
             pool__injector_has_work(&p->injector) ? "NOT EMPTY" : "empty");
     for (i = 0; i < started; i++)
-        fprintf(stderr, "  worker %u: latch %u (0 unset, 1 sleepy, 2 sleeping, 3 set), deque %lld\n",
-                i, POOL__LOAD(&p->workers[i]->core_latch, POOL__RELAXED),
+        fprintf(stderr,
+                "  worker %u: latch %u (0 unset, 1 sleepy, 2 sleeping, 3 set), deque %lld\n", i,
+                POOL__LOAD(&p->workers[i]->core_latch, POOL__RELAXED),
                 (long long)pool__deque_len(&p->workers[i]->deque));
     fprintf(stderr, "  external slots taken: %#x\n", POOL__LOAD(&p->slots_taken, POOL__RELAXED));
     for (i = 0; i < p->num_slots; i++)
-        fprintf(stderr, "  slot %u: deque %lld\n", i, (long long)pool__deque_len(&pool__slot(p, i)->deque));
+        fprintf(stderr, "  slot %u: deque %lld\n", i,
+                (long long)pool__deque_len(&pool__slot(p, i)->deque));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -171,7 +173,7 @@ static void *submit_bursts(void *arg) {
         }
         sent += n;
         while (atomic_load(&s->ran) < sent) test_sleep_us(20);
-        test_watchdog(60, "test_soak (submits)"); /* progress: a stall fires it */
+        test_watchdog(60, "test_soak (submits)");            /* progress: a stall fires it */
         test_sleep_us((long)(test_rand(&s->rng) % 3) * 100); /* 0-200 us: workers may sleep */
     }
     return NULL;

@@ -46,15 +46,17 @@ static struct {
 
 static int schedule_fails(int call) {
     switch (sched.kind) {
-    case FAIL_FROM: return call >= sched.index;
-    case FAIL_ONLY: return call == sched.index;
-    case FAIL_ODD: return call % 2 == 1;
+    case FAIL_FROM:
+        return call >= sched.index;
+    case FAIL_ONLY:
+        return call == sched.index;
+    case FAIL_ODD:
+        return call % 2 == 1;
     }
     return 1;
 }
 
-static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
-                              void *arg) {
+static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn, void *arg) {
     int fail;
     /* The schedule is for workers; a pool's monitor thread starts for real. */
     if (stack_size == HEALTHY_STACK || fn != pool__worker_main)
@@ -101,7 +103,8 @@ static void node_run(pool_task *t) {
     node *n = (node *)((char *)t - offsetof(node, task));
     int i;
     atomic_fetch_add(&n->ran, 1);
-    for (i = 0; n->depth > 0 && i < FANOUT; i++) CHECK(pool_scope_spawn(n->scope, &n->children[i].task) == 0);
+    for (i = 0; n->depth > 0 && i < FANOUT; i++)
+        CHECK(pool_scope_spawn(n->scope, &n->children[i].task) == 0);
 }
 
 /* Lays out the tree breadth-first in nodes[]. */
@@ -216,8 +219,7 @@ static void work_until_threads(int want) {
     test_fib_arg f;
     for (;;) {
         pool_stats_get(failing, &st);
-        if ((st.threads_started >= (uint64_t)want && st.threads_failed > 0) ||
-            test_now() > give_up)
+        if ((st.threads_started >= (uint64_t)want && st.threads_failed > 0) || test_now() > give_up)
             return;
         f.n = 20; /* enough to keep every thread busy, so posts need another */
         pool_call_on_worker(failing, test_fib, &f); /* its posts are a worker's */

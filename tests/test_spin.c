@@ -126,8 +126,8 @@ static void test_short_budget(void) {
         test_sleep_us(300000);
         cpu1 = test_cpu_time();
         printf("  20 ms budget: spun %.1f ms over 2 workers after a burst; idle after it: %.2f ms "
-               "CPU in 300 ms\n", (double)(after.spin_ns - before.spin_ns) / 1e6,
-               (cpu1 - cpu0) * 1e3);
+               "CPU in 300 ms\n",
+               (double)(after.spin_ns - before.spin_ns) / 1e6, (cpu1 - cpu0) * 1e3);
         CHECK_MSG((cpu1 - cpu0) * 1e3 < 10.0, "the pool burned %.2f ms of CPU after its budget",
                   (cpu1 - cpu0) * 1e3);
     }

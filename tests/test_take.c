@@ -165,7 +165,8 @@ static void check_fair_look(int queued, int kept) {
     uint32_t moved = 0;
     pool_task *t, *i;
     int more = 0, n = 0, k;
-    printf("  a fairness look with %d queued: %d taken, %d given back\n", queued, kept, 1000 - kept);
+    printf("  a fairness look with %d queued: %d taken, %d given back\n", queued, kept,
+           1000 - kept);
     for (k = 0; k < queued; k++) {
         tasks[1000 + k] = (pool_task)POOL_TASK_INIT(nop_task);
         CHECK(pool__deque_push(&w->deque, &tasks[1000 + k]) == 0);

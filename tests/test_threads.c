@@ -66,7 +66,8 @@ static void probe_run(void *arg) {
     probe *pr = (probe *)arg;
     int index = pool_worker_index();
     size_t stack;
-    if (index < 0 || atomic_load(&pr->log->started[index]) != 1) atomic_fetch_add(&pr->before_start, 1);
+    if (index < 0 || atomic_load(&pr->log->started[index]) != 1)
+        atomic_fetch_add(&pr->before_start, 1);
     /* 0: the platform cannot tell */
     if (pr->min_stack && (stack = test_thread_stack_size()) != 0 && stack < pr->min_stack)
         atomic_fetch_add(&pr->small_stack, 1);

@@ -45,8 +45,7 @@
 #define STARVED_STACK ((size_t)3 << 20)
 static atomic_int starved_workers;
 
-static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn,
-                              void *arg) {
+static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn, void *arg) {
     if (stack_size == STARVED_STACK && fn == pool__worker_main &&
         atomic_fetch_add(&starved_workers, 1) > 0)
         return EAGAIN;
@@ -156,8 +155,8 @@ static void respawn(void *arg) {
 typedef struct outer_case {
     pool_task inner_task, outer_task;
     pool_scope *outer;
-    int spawner_done;   /* set by the inner task after its spawn returned */
-    int seen_by_outer;  /* what the outer task saw of it: 1 */
+    int spawner_done;  /* set by the inner task after its spawn returned */
+    int seen_by_outer; /* what the outer task saw of it: 1 */
     int outer_runs;
 } outer_case;
 

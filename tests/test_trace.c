@@ -13,7 +13,6 @@
 #include "../examples/tools/trace_json.h"
 #include "test.h"
 
-
 static char err[512];
 
 /* Per lane, what the counters can be compared with. */
@@ -25,8 +24,8 @@ struct tally {
 
 static int tally_event(void *ctx, const struct trace_event *ev) {
     struct tally *t = (struct tally *)ctx;
-    if (ev->ph == 'E' && !ev->unclosed && !ev->orphan && strcmp(ev->name, "sleep") == 0 && ev->tid >= 0 &&
-        ev->tid < MAX_LANES)
+    if (ev->ph == 'E' && !ev->unclosed && !ev->orphan && strcmp(ev->name, "sleep") == 0 &&
+        ev->tid >= 0 && ev->tid < MAX_LANES)
         t->wakeups[ev->tid]++;
     return 0;
 }
@@ -40,7 +39,7 @@ static char *slurp(const char *path, size_t *len) {
     n = ftell(f);
     rewind(f);
     buf = (char *)malloc((size_t)n + 1);
-    if (buf) buf[*len = fread(buf, 1, (size_t)n, f)] = 0;
+    if (buf) buf[ *len = fread(buf, 1, (size_t)n, f)] = 0;
     fclose(f);
     return buf;
 }
@@ -64,7 +63,7 @@ static void workload(pool *p) {
     pool_task *ptrs[64];
     pool_scope scope;
     pool_blocking_job job = POOL_BLOCKING_JOB_INIT(blocking_run);
-    test_fib_arg f = { 20, 0 };
+    test_fib_arg f = {20, 0};
     int i;
     test_fib_pool = p;
     pool_call(p, test_fib, &f); /* joins, steals, an inject from outside */
@@ -159,8 +158,8 @@ static void test_real_run(const char *path) {
         if (l->tid >= 100000 && l->tid < 200000)
             CHECK_MSG(strcmp(l->name, "pool-blk-0") == 0, "%s", l->name); /* one blocking thread */
         if (l->tid >= 200000) CHECK_MSG(strncmp(l->name, "outside-", 8) == 0, "%s", l->name);
-        CHECK_MSG(l->tid >= 0 && (l->tid < limit || l->tid == 100000 ||
-                                  (l->tid >= 200000 && l->tid < 200064)),
+        CHECK_MSG(l->tid >= 0 &&
+                      (l->tid < limit || l->tid == 100000 || (l->tid >= 200000 && l->tid < 200064)),
                   "tid %lld", (long long)l->tid);
     }
     CHECK_EQ_I64(injected, st.jobs_injected);

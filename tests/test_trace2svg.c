@@ -14,7 +14,8 @@ static char err[512];
 /* ------------------------------------------------------------------------ */
 
 /* Renders `json` to a string (free it), or NULL with err set. */
-static char *render(const char *json, size_t len, const struct trace2svg_options *opt, struct trace2svg_counts *n) {
+static char *render(const char *json, size_t len, const struct trace2svg_options *opt,
+                    struct trace2svg_counts *n) {
     FILE *f = tmpfile();
     char *svg = NULL;
     long size;
@@ -44,7 +45,8 @@ static int well_formed(const char *s, char *why, size_t whylen) {
     int depth = 0, roots = 0;
     while (*s) {
         if (*s == '&') {
-            if (strncmp(s, "&amp;", 5) && strncmp(s, "&lt;", 4) && strncmp(s, "&gt;", 4) && strncmp(s, "&quot;", 6))
+            if (strncmp(s, "&amp;", 5) && strncmp(s, "&lt;", 4) && strncmp(s, "&gt;", 4) &&
+                strncmp(s, "&quot;", 6))
                 return snprintf(why, whylen, "stray '&' at \"%.20s\"", s), 0;
             s++;
         } else if (*s != '<') {
@@ -54,13 +56,17 @@ static int well_formed(const char *s, char *why, size_t whylen) {
             s += 2;
         } else if (s[1] == '/') { /* a closing tag */
             size_t n = strcspn(s + 2, ">");
-            if (depth == 0 || strlen(stack[depth - 1]) != n || strncmp(s + 2, stack[depth - 1], n) != 0)
-                return snprintf(why, whylen, "</%.*s> closes <%s>", (int)n, s + 2, depth ? stack[depth - 1] : "nothing"), 0;
+            if (depth == 0 || strlen(stack[depth - 1]) != n ||
+                strncmp(s + 2, stack[depth - 1], n) != 0)
+                return snprintf(why, whylen, "</%.*s> closes <%s>", (int)n, s + 2,
+                                depth ? stack[depth - 1] : "nothing"),
+                       0;
             depth--;
             s += n + 3;
         } else { /* an opening tag: name, then name="value" pairs */
             size_t n = strcspn(s + 1, " />");
-            if (n == 0 || n >= sizeof stack[0]) return snprintf(why, whylen, "bad tag at \"%.20s\"", s), 0;
+            if (n == 0 || n >= sizeof stack[0])
+                return snprintf(why, whylen, "bad tag at \"%.20s\"", s), 0;
             if (depth == 0 && roots++) return snprintf(why, whylen, "a second root element"), 0;
             if (depth == 32) return snprintf(why, whylen, "too deep"), 0;
             memcpy(stack[depth], s + 1, n);
@@ -82,9 +88,9 @@ static int well_formed(const char *s, char *why, size_t whylen) {
     return roots == 1 ? 1 : (snprintf(why, whylen, "no root element"), 0);
 }
 
-#define CHECK_WELL_FORMED(svg)                                  \
-    do {                                                        \
-        char why_[128] = "";                                    \
+#define CHECK_WELL_FORMED(svg) \
+    do { \
+        char why_[128] = ""; \
         CHECK_MSG(well_formed(svg, why_, sizeof why_), "%s", why_); \
     } while (0)
 
@@ -94,9 +100,11 @@ static void check_rects_within(const char *svg, double x0, double x1) {
     while ((r = strstr(r, "<rect class=\"")) != NULL && (!end || r < end)) {
         double x, w;
         char cls[8];
-        if (sscanf(r, "<rect class=\"%7[^\"]\" x=\"%lf\" y=\"%*d\" width=\"%lf\"", cls, &x, &w) == 3 &&
+        if (sscanf(r, "<rect class=\"%7[^\"]\" x=\"%lf\" y=\"%*d\" width=\"%lf\"", cls, &x, &w) ==
+                3 &&
             strcmp(cls, "lane") != 0)
-            CHECK_MSG(x >= x0 - 0.05 && x + w <= x1 + 0.15, "%s rect %.1f + %.1f outside [%.1f, %.1f]", cls, x, w, x0, x1);
+            CHECK_MSG(x >= x0 - 0.05 && x + w <= x1 + 0.15,
+                      "%s rect %.1f + %.1f outside [%.1f, %.1f]", cls, x, w, x0, x1);
         r++;
     }
 }
@@ -118,37 +126,38 @@ static long span_rects(const char *svg, const char *cls) {
 #define E_(s) "{\"cat\":\"pool\",\"pid\":1," s "},\n"
 /* Lanes listed out of order (the drawing sorts them by tid); a thread name
    to escape; worker 1's first E lost its B; an unknown span and event. */
-static const char small_trace[] =
-    "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
-    E_("\"name\":\"thread_name\",\"ph\":\"M\",\"tid\":2000,\"args\":{\"name\":\"outside-0\"}")
-    E_("\"name\":\"thread_name\",\"ph\":\"M\",\"tid\":1000,\"args\":{\"name\":\"work-blk-0\"}")
-    E_("\"name\":\"thread_name\",\"ph\":\"M\",\"tid\":1,\"args\":{\"name\":\"w<&>-1\"}")
-    E_("\"name\":\"thread_name\",\"ph\":\"M\",\"tid\":0,\"args\":{\"name\":\"work-0\"}")
-    E_("\"name\":\"inject\",\"ph\":\"i\",\"s\":\"t\",\"ts\":0,\"tid\":2000,\"args\":{\"tasks\":2}")
-    E_("\"name\":\"inject\",\"ph\":\"i\",\"s\":\"t\",\"ts\":500,\"tid\":2000,\"args\":{\"tasks\":1}")
-    E_("\"name\":\"blocking\",\"ph\":\"B\",\"ts\":100,\"tid\":1000")
-    E_("\"name\":\"blocking\",\"ph\":\"E\",\"ts\":900,\"tid\":1000")
-    E_("\"name\":\"job\",\"ph\":\"B\",\"ts\":10,\"tid\":0")
-    E_("\"name\":\"wake\",\"ph\":\"i\",\"s\":\"t\",\"ts\":11,\"tid\":0,\"args\":{\"worker\":1}")
-    E_("\"name\":\"job\",\"ph\":\"B\",\"ts\":20,\"tid\":0")
-    E_("\"name\":\"job\",\"ph\":\"B\",\"ts\":30,\"tid\":0")
-    E_("\"name\":\"job\",\"ph\":\"E\",\"ts\":30.1,\"tid\":0") /* narrow: merged */
+static const char small_trace[] = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n" E_(
+    "\"name\":\"thread_name\",\"ph\":\"M\",\"tid\":2000,\"args\":{\"name\":\"outside-0\"}")
+    E_("\"name\":\"thread_name\",\"ph\":\"M\",\"tid\":1000,\"args\":{\"name\":\"work-blk-0\"}") E_(
+        "\"name\":\"thread_name\",\"ph\":\"M\",\"tid\":1,\"args\":{\"name\":\"w<&>-1\"}")
+        E_("\"name\":\"thread_name\",\"ph\":\"M\",\"tid\":0,\"args\":{\"name\":\"work-0\"}") E_(
+            "\"name\":\"inject\",\"ph\":\"i\",\"s\":\"t\",\"ts\":0,\"tid\":2000,\"args\":{"
+            "\"tasks\":2}") E_("\"name\":\"inject\",\"ph\":\"i\",\"s\":\"t\",\"ts\":500,\"tid\":"
+                               "2000,\"args\":{\"tasks\":1}")
+            E_("\"name\":\"blocking\",\"ph\":\"B\",\"ts\":100,\"tid\":1000") E_(
+                "\"name\":\"blocking\",\"ph\":\"E\",\"ts\":900,\"tid\":1000")
+                E_("\"name\":\"job\",\"ph\":\"B\",\"ts\":10,\"tid\":0") E_(
+                    "\"name\":\"wake\",\"ph\":\"i\",\"s\":\"t\",\"ts\":11,\"tid\":0,\"args\":{"
+                    "\"worker\":1}") E_("\"name\":\"job\",\"ph\":\"B\",\"ts\":20,\"tid\":0")
+                    E_("\"name\":\"job\",\"ph\":\"B\",\"ts\":30,\"tid\":0") E_(
+                        "\"name\":\"job\",\"ph\":\"E\",\"ts\":30.1,\"tid\":0") /* narrow: merged */
     E_("\"name\":\"job\",\"ph\":\"B\",\"ts\":30.2,\"tid\":0")
-    E_("\"name\":\"job\",\"ph\":\"E\",\"ts\":30.3,\"tid\":0") /* the same pixel column */
+        E_("\"name\":\"job\",\"ph\":\"E\",\"ts\":30.3,\"tid\":0") /* the same pixel column */
     E_("\"name\":\"job\",\"ph\":\"E\",\"ts\":400,\"tid\":0")
-    E_("\"name\":\"sleep\",\"ph\":\"B\",\"ts\":450,\"tid\":0") /* a join waiting, asleep */
+        E_("\"name\":\"sleep\",\"ph\":\"B\",\"ts\":450,\"tid\":0") /* a join waiting, asleep */
     E_("\"name\":\"sleep\",\"ph\":\"E\",\"ts\":600,\"tid\":0")
-    E_("\"name\":\"job\",\"ph\":\"E\",\"ts\":700,\"tid\":0")
-    E_("\"name\":\"sleep\",\"ph\":\"B\",\"ts\":800,\"tid\":0") /* asleep at the end */
-    E_("\"name\":\"job\",\"ph\":\"E\",\"ts\":5,\"tid\":1")     /* its B was dropped */
+        E_("\"name\":\"job\",\"ph\":\"E\",\"ts\":700,\"tid\":0")
+            E_("\"name\":\"sleep\",\"ph\":\"B\",\"ts\":800,\"tid\":0") /* asleep at the end */
+    E_("\"name\":\"job\",\"ph\":\"E\",\"ts\":5,\"tid\":1")             /* its B was dropped */
     E_("\"name\":\"steal\",\"ph\":\"i\",\"s\":\"t\",\"ts\":12,\"tid\":1,\"args\":{\"victim\":0}")
-    E_("\"name\":\"job\",\"ph\":\"B\",\"ts\":13,\"tid\":1")
-    E_("\"name\":\"frob\",\"ph\":\"i\",\"s\":\"t\",\"ts\":14,\"tid\":1")
-    E_("\"name\":\"job\",\"ph\":\"E\",\"ts\":300,\"tid\":1")
-    E_("\"name\":\"gc\",\"ph\":\"B\",\"ts\":310,\"tid\":1")
-    E_("\"name\":\"gc\",\"ph\":\"E\",\"ts\":390,\"tid\":1")
-    "{\"name\":\"job\",\"ph\":\"X\",\"ts\":950,\"dur\":50,\"pid\":1,\"tid\":1}\n"
-    "]}\n";
+        E_("\"name\":\"job\",\"ph\":\"B\",\"ts\":13,\"tid\":1")
+            E_("\"name\":\"frob\",\"ph\":\"i\",\"s\":\"t\",\"ts\":14,\"tid\":1") E_(
+                "\"name\":\"job\",\"ph\":\"E\",\"ts\":300,\"tid\":1")
+                E_("\"name\":\"gc\",\"ph\":\"B\",\"ts\":310,\"tid\":1") E_(
+                    "\"name\":\"gc\",\"ph\":\"E\",\"ts\":390,\"tid\":1") "{\"name\":\"job\",\"ph\":"
+                                                                         "\"X\",\"ts\":950,\"dur\":"
+                                                                         "50,\"pid\":1,\"tid\":1}\n"
+                                                                         "]}\n";
 
 static void test_small(void) {
     struct trace2svg_options opt;
@@ -185,7 +194,8 @@ static void test_small(void) {
     {
         const char *r = strstr(svg, "<rect class=\"j3\"");
         int w = 0;
-        CHECK(r && sscanf(r, "<rect class=\"j3\" x=\"%*d\" y=\"%*d\" width=\"%d\"", &w) == 1 && w >= 1 && w <= 2);
+        CHECK(r && sscanf(r, "<rect class=\"j3\" x=\"%*d\" y=\"%*d\" width=\"%d\"", &w) == 1 &&
+              w >= 1 && w <= 2);
     }
     CHECK(strstr(svg, "(still open at the end)") != NULL);
     CHECK(strstr(svg, "<title>690 \xc2\xb5s at 10 \xc2\xb5s</title>") != NULL);
@@ -195,11 +205,14 @@ static void test_small(void) {
     CHECK_EQ_I64(count(svg, "<path class=\"tick\" d=\"M"), 2);
     CHECK_EQ_I64(count(svg, "<path class=\"inject\" d=\"M"), 2);
     CHECK(strstr(svg, "<path class=\"inject\" d=\"M") &&
-          count(strstr(svg, "<path class=\"inject\" d=\"M"), "v") >= 2); /* 0 and 500 us: two ticks */
+          count(strstr(svg, "<path class=\"inject\" d=\"M"), "v") >=
+              2); /* 0 and 500 us: two ticks */
     CHECK_EQ_I64(n.ticks, 5);
     /* the axis, and the legend */
-    CHECK(strstr(svg, ">0 ms</text>") && strstr(svg, ">0.4 ms</text>") && strstr(svg, ">1 ms</text>"));
-    CHECK(strstr(svg, ">blocking</text>") && strstr(svg, ">sleep</text>") && strstr(svg, ">steal</text>"));
+    CHECK(strstr(svg, ">0 ms</text>") && strstr(svg, ">0.4 ms</text>") &&
+          strstr(svg, ">1 ms</text>"));
+    CHECK(strstr(svg, ">blocking</text>") && strstr(svg, ">sleep</text>") &&
+          strstr(svg, ">steal</text>"));
     check_rects_within(svg, 50, 1000 - RIGHT);
     free(svg);
 
@@ -218,23 +231,27 @@ static void test_small(void) {
         const char *r = strstr(svg, "<rect class=\"b1\"");
         double x = 0, w = 0;
         CHECK(r && sscanf(r, "<rect class=\"b1\" x=\"%lf\" y=\"%*d\" width=\"%lf\"", &x, &w) == 2);
-        CHECK_MSG(w > 1000 - RIGHT - x - 0.2 && w < 1000 - RIGHT - x + 0.2, "x %.1f width %.1f", x, w);
+        CHECK_MSG(w > 1000 - RIGHT - x - 0.2 && w < 1000 - RIGHT - x + 0.2, "x %.1f width %.1f", x,
+                  w);
     }
     check_rects_within(svg, 50, 1000 - RIGHT);
     free(svg);
 
     /* Bad windows and widths. */
     opt.from = 300, opt.to = 200;
-    CHECK(render(small_trace, strlen(small_trace), &opt, &n) == NULL && strstr(err, "is not below --to"));
+    CHECK(render(small_trace, strlen(small_trace), &opt, &n) == NULL &&
+          strstr(err, "is not below --to"));
     opt.has_from = opt.has_to = 0;
     opt.width = 100;
-    CHECK(render(small_trace, strlen(small_trace), &opt, &n) == NULL && strstr(err, "leaves no room"));
+    CHECK(render(small_trace, strlen(small_trace), &opt, &n) == NULL &&
+          strstr(err, "leaves no room"));
 }
 
 static void test_edges(void) {
     static const char empty[] = "{\"traceEvents\":[]}";
-    static const char bad[] = "{\"traceEvents\":[{\"name\":\"job\",\"ph\":\"B\",\"ts\":1,\"pid\":1,\"tid\":0},"
-                              "{\"name\":\"sleep\",\"ph\":\"E\",\"ts\":2,\"pid\":1,\"tid\":0}]}";
+    static const char bad[] =
+        "{\"traceEvents\":[{\"name\":\"job\",\"ph\":\"B\",\"ts\":1,\"pid\":1,\"tid\":0},"
+        "{\"name\":\"sleep\",\"ph\":\"E\",\"ts\":2,\"pid\":1,\"tid\":0}]}";
     struct trace2svg_options opt;
     struct trace2svg_counts n;
     char *svg;
@@ -278,7 +295,8 @@ static void put(struct buf *b, const char *fmt, ...) {
 }
 
 static void ev(struct buf *b, const char *name, char ph, double ts, int tid) {
-    put(b, "{\"name\":\"%s\",\"cat\":\"pool\",\"ph\":\"%c\",\"ts\":%.3f,\"pid\":1,\"tid\":%d},\n", name, ph, ts, tid);
+    put(b, "{\"name\":\"%s\",\"cat\":\"pool\",\"ph\":\"%c\",\"ts\":%.3f,\"pid\":1,\"tid\":%d},\n",
+        name, ph, ts, tid);
 }
 
 /* A fork-join tree: a job that forks two halves and runs them one after
@@ -300,12 +318,16 @@ static double job_tree(struct buf *b, double t, double dur, int tid, long *left)
 /* Two workers and an outside thread: bursts of fork-join work, steals,
    wake-ups, injects and sleeps in between, `jobs` jobs in all. */
 static char *fake_trace(long jobs, size_t *len) {
-    struct buf b = { NULL, 0, 0 };
+    struct buf b = {NULL, 0, 0};
     int w;
     put(&b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     for (w = 0; w < 2; w++)
-        put(&b, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"pool-%d\"}},\n", w, w);
-    put(&b, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2000,\"args\":{\"name\":\"outside-0\"}},\n");
+        put(&b,
+            "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"pool-"
+            "%d\"}},\n",
+            w, w);
+    put(&b, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2000,\"args\":{\"name\":"
+            "\"outside-0\"}},\n");
     for (w = 0; w < 2; w++) {
         long left = jobs / 2;
         double t = 10.0 + w * 3;
@@ -314,10 +336,18 @@ static char *fake_trace(long jobs, size_t *len) {
         while (left > 0) {
             long n = left < 5000 ? left : 5000;
             left -= n;
-            if (w == 1) put(&b, "{\"name\":\"steal\",\"cat\":\"pool\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":1,"
-                                "\"tid\":1,\"args\":{\"victim\":0}},\n", t);
-            else put(&b, "{\"name\":\"wake\",\"cat\":\"pool\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":1,"
-                         "\"tid\":0,\"args\":{\"worker\":1}},\n", t);
+            if (w == 1)
+                put(&b,
+                    "{\"name\":\"steal\",\"cat\":\"pool\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,"
+                    "\"pid\":1,"
+                    "\"tid\":1,\"args\":{\"victim\":0}},\n",
+                    t);
+            else
+                put(&b,
+                    "{\"name\":\"wake\",\"cat\":\"pool\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,"
+                    "\"pid\":1,"
+                    "\"tid\":0,\"args\":{\"worker\":1}},\n",
+                    t);
             while (n > 0) t = job_tree(&b, t + 0.2, 40.0 + (double)(burst % 7) * 30, w, &n) + 0.1;
             ev(&b, "sleep", 'B', t + 2, w);
             t += 700.0 + (double)(burst++ % 3) * 400;
@@ -325,8 +355,11 @@ static char *fake_trace(long jobs, size_t *len) {
         }
     }
     for (w = 0; w < 40; w++)
-        put(&b, "{\"name\":\"inject\",\"cat\":\"pool\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":1,\"tid\":2000,"
-                "\"args\":{\"tasks\":64}},\n", 5.0 + w * 1000.0);
+        put(&b,
+            "{\"name\":\"inject\",\"cat\":\"pool\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":1,"
+            "\"tid\":2000,"
+            "\"args\":{\"tasks\":64}},\n",
+            5.0 + w * 1000.0);
     b.len -= 2; /* the last ",\n" */
     put(&b, "\n]}\n");
     *len = b.len;
@@ -350,7 +383,8 @@ static void test_big(void) {
     svg = render(json, len, &opt, &n);
     CHECK_MSG(svg != NULL, "%.200s", err);
     if (svg) {
-        printf("drawn: %ld spans -> %ld rects, %ld ticks, %zu bytes of SVG\n", n.spans, n.rects, n.ticks, strlen(svg));
+        printf("drawn: %ld spans -> %ld rects, %ld ticks, %zu bytes of SVG\n", n.spans, n.rects,
+               n.ticks, strlen(svg));
         CHECK_EQ_I64(n.spans, jobs + sleeps);
         CHECK_MSG(strlen(svg) < 1000000, "%zu bytes", strlen(svg));
         CHECK_WELL_FORMED(svg);

@@ -30,10 +30,13 @@ static void bad_json_n(const char *text, size_t len, const char *want, int line)
 static void test_json_values(void) {
     tj_doc doc;
     const tj_value *v;
-    static const char *const numbers[] = { "0", "-0", "7", "-12", "1.5", "1e3", "-12.25E-2", "2E+2", "0.000001",
-                                           "9007199254740993", "1e-400" };
-    static const double values[] = { 0, 0, 7, -12, 1.5, 1000, -0.1225, 200, 0.000001, 9007199254740992.0, 0 };
-    static const int integer[] = { 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0 };
+    static const char *const numbers[] = {
+        "0",     "-0",        "7",    "-12",      "1.5",
+        "1e3",   "-12.25E-2", "2E+2", "0.000001", "9007199254740993",
+        "1e-400"};
+    static const double values[] = {
+        0, 0, 7, -12, 1.5, 1000, -0.1225, 200, 0.000001, 9007199254740992.0, 0};
+    static const int integer[] = {1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0};
     size_t i;
 
     CHECK(parse("true", &doc) == 0 && doc.root->type == TJ_TRUE);
@@ -51,7 +54,8 @@ static void test_json_values(void) {
         tj_free(&doc);
     }
 
-    CHECK(parse("[]", &doc) == 0 && doc.root->type == TJ_ARRAY && doc.root->length == 0 && !doc.root->first);
+    CHECK(parse("[]", &doc) == 0 && doc.root->type == TJ_ARRAY && doc.root->length == 0 &&
+          !doc.root->first);
     tj_free(&doc);
     CHECK(parse("{}", &doc) == 0 && doc.root->type == TJ_OBJECT && doc.root->length == 0);
     tj_free(&doc);
@@ -75,7 +79,8 @@ static void test_json_values(void) {
     /* Members keep their order; keys are decoded too. */
     CHECK(parse("{\"b\":1,\"a\":2,\"\\u0063\":3}", &doc) == 0);
     v = doc.root->first;
-    CHECK(strcmp(v->key, "b") == 0 && strcmp(v->next->key, "a") == 0 && strcmp(v->next->next->key, "c") == 0);
+    CHECK(strcmp(v->key, "b") == 0 && strcmp(v->next->key, "a") == 0 &&
+          strcmp(v->next->next->key, "c") == 0);
     CHECK(tj_get(doc.root, "c") && tj_get(doc.root, "c")->number == 3);
     tj_free(&doc);
 }
@@ -186,6 +191,9 @@ static void test_json_bad(void) {
 /* Traces                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* The traces below are written one event per line, whatever the formatter
+   thinks: */
+/* clang-format off */
 #define EV(s) "{" s "},\n"
 #define LAST(s) "{" s "}\n"
 #define HEAD "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
@@ -433,6 +441,8 @@ static void test_trace_bad(void) {
         trace_summary_free(&s);
     }
 }
+
+/* clang-format on */
 
 int main(void) {
     test_watchdog(60, "test_trace_json");

@@ -314,8 +314,9 @@ static void busy_waiter(void *arg) {
 static void test_busy_while_waiting(void) {
     int i, threads = 0;
     test_watchdog(60, "test_waiting: a worker waits while its pool has queued work");
-    printf("  a worker of a 2-thread pool waits in another pool while its own has %d tasks queued\n",
-           BUSY_TASKS);
+    printf(
+        "  a worker of a 2-thread pool waits in another pool while its own has %d tasks queued\n",
+        BUSY_TASKS);
     pool_a = test_pool(2);
     pool_b = test_pool(1);
     for (i = 0; i < 64; i++) atomic_init(&busy_threads[i], 0);
@@ -424,7 +425,8 @@ static void test_spare_after_spawn_unlock(void) {
     started = pool_a->threads_started; /* what the holder saw: nothing to start */
     CHECK_EQ_I64(started, 1);
     POOL__FETCH_ADD(&pool_a->parked, 1, POOL__SEQ_CST); /* a park after the holder's look */
-    CHECK_EQ_I64(pool__spawn(pool_a, POOL__LOCK_TRY, POOL__SPARES), 1); /* a poster: the lock is held */
+    CHECK_EQ_I64(pool__spawn(pool_a, POOL__LOCK_TRY, POOL__SPARES),
+                 1);                                      /* a poster: the lock is held */
     CHECK_EQ_I64(pool__spawn_unlock(pool_a, started), 2); /* the holder starts the spare */
     CHECK_EQ_I64(POOL__LOAD(&pool_a->threads_started, POOL__ACQUIRE), 2);
     CHECK_EQ_I64(POOL__LOAD(&pool_a->spawn_again, POOL__RELAXED), 0);

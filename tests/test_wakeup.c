@@ -126,14 +126,16 @@ static void soak(pool *p, const char *pool_name, long cycles) {
         case 1:
             CHECK_EQ_I64(pool_submit(p, &tasks[0].task), 0);
             expect_ran += 1;
-            if (!completion_wait(&comp, ++waited, 10)) fail_now("pool_submit task not run after 10 s (lost wake-up)", pool_name, i);
+            if (!completion_wait(&comp, ++waited, 10))
+                fail_now("pool_submit task not run after 10 s (lost wake-up)", pool_name, i);
             break;
         case 2:
             CHECK_EQ_I64(pool_submit_batch(p, batch, 4), 0);
             expect_ran += 4;
             waited += 4;
             if (!completion_wait(&comp, waited, 10))
-                fail_now("pool_submit_batch tasks not all run after 10 s (lost wake-up)", pool_name, i);
+                fail_now("pool_submit_batch tasks not all run after 10 s (lost wake-up)", pool_name,
+                         i);
             break;
         default:
             pool_join(p, inc, &ran, inc, &ran);
@@ -173,7 +175,8 @@ static void racy_soak(pool *p, const char *pool_name, long cycles) {
         if (gap < 100) spin_us(gap); /* the worker is still searching or yielding */
         else test_sleep_us(gap);
         CHECK_EQ_I64(pool_submit(p, &task.task), 0);
-        if (!completion_wait(&comp, i + 1, 10)) fail_now("pool_submit task not run after 10 s (lost wake-up)", pool_name, i);
+        if (!completion_wait(&comp, i + 1, 10))
+            fail_now("pool_submit task not run after 10 s (lost wake-up)", pool_name, i);
     }
     CHECK_EQ_I64(atomic_load(&ran), cycles);
     printf("    %.2f s\n", test_now() - t0);
@@ -218,8 +221,10 @@ static void parallel_progress(pool *p, const char *pool_name, long cycles, int f
     long i, waited = 0, timeouts = 0;
     uint64_t rng = 0xBEEF;
     char wd[128];
-    printf("  %s pool: %ld cycles, a task waits for a second one %s; a sleeping worker must take it\n",
-           pool_name, cycles, from_inside ? "that it submits itself" : "submitted with it from outside");
+    printf(
+        "  %s pool: %ld cycles, a task waits for a second one %s; a sleeping worker must take it\n",
+        pool_name, cycles,
+        from_inside ? "that it submits itself" : "submitted with it from outside");
     snprintf(wd, sizeof wd, "test_wakeup parallel progress (%s pool)", pool_name);
     memset(&the_pair, 0, sizeof the_pair);
     completion_reset(&comp);
@@ -238,12 +243,15 @@ static void parallel_progress(pool *p, const char *pool_name, long cycles, int f
         if (from_inside) CHECK_EQ_I64(pool_submit(p, &the_pair.first), 0);
         else CHECK_EQ_I64(pool_submit_batch(p, batch, 2), 0);
         waited += 2;
-        if (!completion_wait(&comp, waited, 15)) fail_now("pair of tasks not run after 15 s", pool_name, i);
+        if (!completion_wait(&comp, waited, 15))
+            fail_now("pair of tasks not run after 15 s", pool_name, i);
         if (atomic_load(&the_pair.first_timed_out)) timeouts++;
     }
     if (timeouts)
-        fprintf(stderr, "    %ld of %ld cycles: the second task did not start within 5 s while the first"
-                        " held a worker (no sleeping worker was woken for it)\n", timeouts, cycles);
+        fprintf(stderr,
+                "    %ld of %ld cycles: the second task did not start within 5 s while the first"
+                " held a worker (no sleeping worker was woken for it)\n",
+                timeouts, cycles);
     CHECK_EQ_I64(timeouts, 0);
 }
 
@@ -267,7 +275,8 @@ static void idle_cpu(pool *p, const char *pool_name) {
     cpu1 = test_cpu_time();
     ms = (cpu1 - cpu0) * 1000.0;
     pool_stats_get(p, &st);
-    printf("  %s pool: idle for 1 s after work: %.3f ms of process CPU time (limit 20 ms, target < 1 ms);"
+    printf("  %s pool: idle for 1 s after work: %.3f ms of process CPU time (limit 20 ms, target < "
+           "1 ms);"
            " sleeps %" PRIu64 ", wakeups %" PRIu64 "\n",
            pool_name, ms, st.sleeps, st.wakeups);
     CHECK_MSG(ms < 20.0, "idle pool burned %.3f ms CPU in 1 s", ms);

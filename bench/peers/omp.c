@@ -26,8 +26,7 @@ static const char *rt_name(void) { return "llvm-omp"; }
 static const char *rt_name(void) { return "gnu-omp"; }
 #endif
 
-static void rt_init(int threads)
-{
+static void rt_init(int threads) {
     omp_set_dynamic(0);
     omp_set_num_threads(threads);
 }
@@ -36,12 +35,10 @@ static void rt_fini(void) {}
 
 /* ---- fib ---- */
 
-static uint64_t fib(unsigned n)
-{
+static uint64_t fib(unsigned n) {
     uint64_t a, b;
 
-    if (n < 2)
-        return n;
+    if (n < 2) return n;
 #pragma omp task shared(a)
     a = fib(n - 1);
     b = fib(n - 2);
@@ -49,8 +46,7 @@ static uint64_t fib(unsigned n)
     return a + b;
 }
 
-static uint64_t rt_fib(unsigned n)
-{
+static uint64_t rt_fib(unsigned n) {
     uint64_t r = 0;
 #pragma omp parallel
 #pragma omp single
@@ -60,13 +56,11 @@ static uint64_t rt_fib(unsigned n)
 
 /* ---- nqueens: one task per legal column, then taskwait ---- */
 
-static void queens(struct wl_queens *q)
-{
+static void queens(struct wl_queens *q) {
     struct wl_queens children[16];
     uint32_t free, k = 0, i;
 
-    if (wl_queens_leaf(q))
-        return;
+    if (wl_queens_leaf(q)) return;
     free = wl_queens_free(q);
     while (free) {
         struct wl_queens *c = &children[k++];
@@ -75,12 +69,10 @@ static void queens(struct wl_queens *q)
         queens(c);
     }
 #pragma omp taskwait
-    for (i = 0; i < k; i++)
-        wl_queens_add(q, &children[i]);
+    for (i = 0; i < k; i++) wl_queens_add(q, &children[i]);
 }
 
-static void rt_nqueens(struct wl_queens *root)
-{
+static void rt_nqueens(struct wl_queens *root) {
 #pragma omp parallel
 #pragma omp single
     queens(root);
@@ -90,8 +82,7 @@ static void rt_nqueens(struct wl_queens *root)
 
 static void utree_walk(uint64_t id, uint32_t depth, struct wl_subtree *t);
 
-static void utree_range(struct wl_range *r)
-{
+static void utree_range(struct wl_range *r) {
     struct wl_range left, right;
 
     if (r->count == 1) {
@@ -107,21 +98,18 @@ static void utree_range(struct wl_range *r)
     wl_subtree_add(&r->total, &right.total);
 }
 
-static void utree_walk(uint64_t id, uint32_t depth, struct wl_subtree *t)
-{
+static void utree_walk(uint64_t id, uint32_t depth, struct wl_subtree *t) {
     struct wl_range all;
     uint64_t h = wl_utree_visit(id, depth, &all.count, t);
 
-    if (all.count == 0)
-        return;
+    if (all.count == 0) return;
     all.first_id = h + 1;
     all.depth = depth + 1;
     utree_range(&all);
     wl_subtree_add(t, &all.total);
 }
 
-static void rt_utree(struct wl_subtree *out)
-{
+static void rt_utree(struct wl_subtree *out) {
 #pragma omp parallel
 #pragma omp single
     utree_walk(WL_UTREE_ROOT, 0, out);
@@ -129,8 +117,7 @@ static void rt_utree(struct wl_subtree *out)
 
 /* ---- quicksort ---- */
 
-static void sort(uint32_t *a, size_t n)
-{
+static void sort(uint32_t *a, size_t n) {
     size_t k;
 
     if (n < WL_INSERTION_SORT_BELOW) {
@@ -144,8 +131,7 @@ static void sort(uint32_t *a, size_t n)
 #pragma omp taskwait
 }
 
-static void rt_sort(uint32_t *a, size_t n)
-{
+static void rt_sort(uint32_t *a, size_t n) {
 #pragma omp parallel
 #pragma omp single
     sort(a, n);
@@ -153,20 +139,17 @@ static void rt_sort(uint32_t *a, size_t n)
 
 /* ---- sum: parallel for with a reduction ---- */
 
-static uint64_t rt_sum(const uint32_t *a, size_t n)
-{
+static uint64_t rt_sum(const uint32_t *a, size_t n) {
     uint64_t s = 0;
     size_t i;
 #pragma omp parallel for reduction(+ : s) schedule(static)
-    for (i = 0; i < n; i++)
-        s += a[i];
+    for (i = 0; i < n; i++) s += a[i];
     return s;
 }
 
 /* ---- submit: n tasks from the master thread, then taskwait ---- */
 
-static void rt_submit(uint32_t *runs, size_t n)
-{
+static void rt_submit(uint32_t *runs, size_t n) {
 #pragma omp parallel
 #pragma omp master
     {
@@ -181,8 +164,7 @@ static void rt_submit(uint32_t *runs, size_t n)
 
 /* ---- wake: one task per round from the master thread ---- */
 
-static void rt_wake(struct wl_probe *probes, int rounds)
-{
+static void rt_wake(struct wl_probe *probes, int rounds) {
 #pragma omp parallel
 #pragma omp master
     {

@@ -25,8 +25,7 @@ struct tiny_task;
 
 static const char *rt_name(void) { return "pool.h"; }
 
-static void rt_init(int threads)
-{
+static void rt_init(int threads) {
     pool_config cfg;
     int err;
 
@@ -42,8 +41,7 @@ static void rt_init(int threads)
 
 static struct tiny_task *g_tiny;
 
-static void rt_fini(void)
-{
+static void rt_fini(void) {
     int err = pool_destroy(g_pool);
     free(g_tiny);
     if (err) {
@@ -59,8 +57,7 @@ struct fib_arg {
     uint64_t result;
 };
 
-static void fib(void *varg)
-{
+static void fib(void *varg) {
     struct fib_arg *f = (struct fib_arg *)varg;
     struct fib_arg a, b;
 
@@ -74,8 +71,7 @@ static void fib(void *varg)
     f->result = a.result + b.result;
 }
 
-static uint64_t rt_fib(unsigned n)
-{
+static uint64_t rt_fib(unsigned n) {
     struct fib_arg root;
     root.n = n;
     root.result = 0;
@@ -92,19 +88,16 @@ struct queens_task {
 
 static void queens(struct wl_queens *q);
 
-static void queens_run(pool_task *t)
-{
+static void queens_run(pool_task *t) {
     queens(&((struct queens_task *)(void *)((char *)t - offsetof(struct queens_task, task)))->q);
 }
 
-static void queens(struct wl_queens *q)
-{
+static void queens(struct wl_queens *q) {
     struct queens_task children[16];
     pool_scope scope;
     uint32_t free, k = 0, i;
 
-    if (wl_queens_leaf(q))
-        return;
+    if (wl_queens_leaf(q)) return;
     free = wl_queens_free(q);
     pool_scope_init(&scope, g_pool);
     while (free) {
@@ -118,8 +111,7 @@ static void queens(struct wl_queens *q)
         }
     }
     pool_scope_wait(&scope);
-    for (i = 0; i < k; i++)
-        wl_queens_add(q, &children[i].q);
+    for (i = 0; i < k; i++) wl_queens_add(q, &children[i].q);
 }
 
 static void queens_root(void *arg) { queens((struct wl_queens *)arg); }
@@ -130,8 +122,7 @@ static void rt_nqueens(struct wl_queens *root) { pool_call(g_pool, queens_root, 
 
 static void utree_walk(uint64_t id, uint32_t depth, struct wl_subtree *t);
 
-static void utree_range(void *arg)
-{
+static void utree_range(void *arg) {
     struct wl_range *r = (struct wl_range *)arg;
     struct wl_range left, right;
 
@@ -145,13 +136,11 @@ static void utree_range(void *arg)
     wl_subtree_add(&r->total, &right.total);
 }
 
-static void utree_walk(uint64_t id, uint32_t depth, struct wl_subtree *t)
-{
+static void utree_walk(uint64_t id, uint32_t depth, struct wl_subtree *t) {
     struct wl_range all;
     uint64_t h = wl_utree_visit(id, depth, &all.count, t);
 
-    if (all.count == 0)
-        return;
+    if (all.count == 0) return;
     all.first_id = h + 1;
     all.depth = depth + 1;
     utree_range(&all);
@@ -169,8 +158,7 @@ struct sort_arg {
     size_t n;
 };
 
-static void sort(void *arg)
-{
+static void sort(void *arg) {
     struct sort_arg *r = (struct sort_arg *)arg;
     struct sort_arg left, right;
     size_t k;
@@ -187,8 +175,7 @@ static void sort(void *arg)
     pool_join(g_pool, sort, &left, sort, &right);
 }
 
-static void rt_sort(uint32_t *a, size_t n)
-{
+static void rt_sort(uint32_t *a, size_t n) {
     struct sort_arg all;
     all.a = a;
     all.n = n;
@@ -202,15 +189,13 @@ struct sum_arg {
     uint64_t total;
 };
 
-static void sum_chunk(void *arg, size_t lo, size_t hi)
-{
+static void sum_chunk(void *arg, size_t lo, size_t hi) {
     struct sum_arg *s = (struct sum_arg *)arg;
     /* Relaxed: pool_parallel_for's return orders every chunk before the caller's read. */
     __atomic_fetch_add(&s->total, wl_sum_range(s->a, lo, hi), __ATOMIC_RELAXED);
 }
 
-static uint64_t rt_sum(const uint32_t *a, size_t n)
-{
+static uint64_t rt_sum(const uint32_t *a, size_t n) {
     struct sum_arg s;
     s.a = a;
     s.total = 0;
@@ -228,14 +213,13 @@ struct tiny_task {
 
 static size_t g_tiny_n;
 
-static void tiny_run(pool_task *t)
-{
-    struct tiny_task *tt = (struct tiny_task *)(void *)((char *)t - offsetof(struct tiny_task, task));
+static void tiny_run(pool_task *t) {
+    struct tiny_task *tt =
+        (struct tiny_task *)(void *)((char *)t - offsetof(struct tiny_task, task));
     wl_tiny_run(tt->runs, tt->i);
 }
 
-static void rt_submit(uint32_t *runs, size_t n)
-{
+static void rt_submit(uint32_t *runs, size_t n) {
     pool_scope scope;
     size_t i;
 
@@ -270,13 +254,12 @@ struct probe_task {
     struct wl_probe *probe;
 };
 
-static void probe_run(pool_task *t)
-{
-    wl_probe_run(((struct probe_task *)(void *)((char *)t - offsetof(struct probe_task, task)))->probe);
+static void probe_run(pool_task *t) {
+    wl_probe_run(
+        ((struct probe_task *)(void *)((char *)t - offsetof(struct probe_task, task)))->probe);
 }
 
-static void rt_wake(struct wl_probe *probes, int rounds)
-{
+static void rt_wake(struct wl_probe *probes, int rounds) {
     struct probe_task *tasks = (struct probe_task *)calloc((size_t)rounds, sizeof *tasks);
     int i, err;
 
@@ -300,7 +283,6 @@ static void rt_wake(struct wl_probe *probes, int rounds)
             exit(1);
         }
     }
-    while (rounds > 0 && !wl_probe_done(&probes[rounds - 1]))
-        sched_yield();
+    while (rounds > 0 && !wl_probe_done(&probes[rounds - 1])) sched_yield();
     free(tasks);
 }

@@ -15,14 +15,12 @@
 
 static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 
-static int cmp_u64(const void *a, const void *b)
-{
+static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     static volatile uint64_t vsize; /* read before every run: no run can be hoisted or merged */
     const char *w = argc > 1 ? argv[1] : "";
     uint64_t size, ns[WL_MAX_RUNS], total = 0, got = 0, want = 0, t;
@@ -45,33 +43,28 @@ int main(int argc, char **argv)
         want = size == 34 ? WL_UTREE_CHECKSUM_34 : 0; /* else the serial walk is the reference */
     } else {
         a = (uint32_t *)malloc((size_t)size * sizeof *a);
-        if (!a)
-            return fprintf(stderr, "serial: out of memory\n"), 1;
+        if (!a) return fprintf(stderr, "serial: out of memory\n"), 1;
         want = wl_fill(a, (size_t)size).sum;
     }
     vsize = size;
     while (runs < WL_MAX_RUNS && (runs < 1 || total < WL_BUDGET_NS)) {
         t = wl_now_ns();
-        if (*w == 'f')
-            got = (uint64_t)fib((int)vsize);
-        else if (*w == 's')
-            got = wl_sum_range(a, 0, (size_t)vsize);
+        if (*w == 'f') got = (uint64_t)fib((int)vsize);
+        else if (*w == 's') got = wl_sum_range(a, 0, (size_t)vsize);
         else {
             wl_utree_serial(WL_UTREE_ROOT + (vsize - size), 0, &tree); /* + 0 */
             got = tree.nodes + tree.work_sum;
         }
         t = wl_now_ns() - t;
-        if (want && got != want)
-            wl_fail("%s: got %" PRIu64 ", want %" PRIu64, w, got, want);
-        if (runs >= 0)
-            total += ns[runs] = t;
+        if (want && got != want) wl_fail("%s: got %" PRIu64 ", want %" PRIu64, w, got, want);
+        if (runs >= 0) total += ns[runs] = t;
         runs++;
     }
     qsort(ns, (size_t)runs, sizeof *ns, cmp_u64);
     snprintf(sum, sizeof sum, *w == 'u' ? "%016" PRIx64 : "%" PRIu64, got);
     printf("metric=%s runtime=serial threads=1 size=%" PRIu64 " value=%.4f unit=ms runs=%d "
-           "min=%.4f checksum=%s\n", w, size, (double)ns[runs / 2] / 1e6, runs,
-           (double)ns[0] / 1e6, sum);
+           "min=%.4f checksum=%s\n",
+           w, size, (double)ns[runs / 2] / 1e6, runs, (double)ns[0] / 1e6, sum);
     free(a);
     return 0;
 }

@@ -26,34 +26,29 @@ static tbb::task_arena *g_arena;
 
 static const char *rt_name(void) { return "tbb"; }
 
-static void rt_init(int threads)
-{
-    g_control = new tbb::global_control(tbb::global_control::max_allowed_parallelism,
-                                        (size_t)threads);
+static void rt_init(int threads) {
+    g_control =
+        new tbb::global_control(tbb::global_control::max_allowed_parallelism, (size_t)threads);
     g_arena = new tbb::task_arena(threads);
     g_arena->initialize();
 }
 
-static void rt_fini(void)
-{
+static void rt_fini(void) {
     delete g_arena;
     delete g_control;
 }
 
 /* ---- fib ---- */
 
-static uint64_t fib(unsigned n)
-{
+static uint64_t fib(unsigned n) {
     uint64_t a, b;
 
-    if (n < 2)
-        return n;
+    if (n < 2) return n;
     tbb::parallel_invoke([&] { a = fib(n - 1); }, [&] { b = fib(n - 2); });
     return a + b;
 }
 
-static uint64_t rt_fib(unsigned n)
-{
+static uint64_t rt_fib(unsigned n) {
     uint64_t r = 0;
     g_arena->execute([&] { r = fib(n); });
     return r;
@@ -61,14 +56,12 @@ static uint64_t rt_fib(unsigned n)
 
 /* ---- nqueens: a task_group per call, one run per legal column ---- */
 
-static void queens(struct wl_queens *q)
-{
+static void queens(struct wl_queens *q) {
     struct wl_queens children[16];
     tbb::task_group g;
     uint32_t free, k = 0, i;
 
-    if (wl_queens_leaf(q))
-        return;
+    if (wl_queens_leaf(q)) return;
     free = wl_queens_free(q);
     while (free) {
         struct wl_queens *c = &children[k++];
@@ -76,12 +69,10 @@ static void queens(struct wl_queens *q)
         g.run([c] { queens(c); });
     }
     g.wait();
-    for (i = 0; i < k; i++)
-        wl_queens_add(q, &children[i]);
+    for (i = 0; i < k; i++) wl_queens_add(q, &children[i]);
 }
 
-static void rt_nqueens(struct wl_queens *root)
-{
+static void rt_nqueens(struct wl_queens *root) {
     g_arena->execute([&] { queens(root); });
 }
 
@@ -89,8 +80,7 @@ static void rt_nqueens(struct wl_queens *root)
 
 static void utree_walk(uint64_t id, uint32_t depth, struct wl_subtree *t);
 
-static void utree_range(struct wl_range *r)
-{
+static void utree_range(struct wl_range *r) {
     struct wl_range left, right;
 
     if (r->count == 1) {
@@ -103,28 +93,24 @@ static void utree_range(struct wl_range *r)
     wl_subtree_add(&r->total, &right.total);
 }
 
-static void utree_walk(uint64_t id, uint32_t depth, struct wl_subtree *t)
-{
+static void utree_walk(uint64_t id, uint32_t depth, struct wl_subtree *t) {
     struct wl_range all;
     uint64_t h = wl_utree_visit(id, depth, &all.count, t);
 
-    if (all.count == 0)
-        return;
+    if (all.count == 0) return;
     all.first_id = h + 1;
     all.depth = depth + 1;
     utree_range(&all);
     wl_subtree_add(t, &all.total);
 }
 
-static void rt_utree(struct wl_subtree *out)
-{
+static void rt_utree(struct wl_subtree *out) {
     g_arena->execute([&] { utree_walk(WL_UTREE_ROOT, 0, out); });
 }
 
 /* ---- quicksort ---- */
 
-static void sort(uint32_t *a, size_t n)
-{
+static void sort(uint32_t *a, size_t n) {
     size_t k;
 
     if (n < WL_INSERTION_SORT_BELOW) {
@@ -135,15 +121,13 @@ static void sort(uint32_t *a, size_t n)
     tbb::parallel_invoke([=] { sort(a, k); }, [=] { sort(a + k, n - k); });
 }
 
-static void rt_sort(uint32_t *a, size_t n)
-{
+static void rt_sort(uint32_t *a, size_t n) {
     g_arena->execute([&] { sort(a, n); });
 }
 
 /* ---- sum: parallel_reduce ---- */
 
-static uint64_t rt_sum(const uint32_t *a, size_t n)
-{
+static uint64_t rt_sum(const uint32_t *a, size_t n) {
     uint64_t s = 0;
     g_arena->execute([&] {
         s = tbb::parallel_reduce(
@@ -158,25 +142,21 @@ static uint64_t rt_sum(const uint32_t *a, size_t n)
 
 /* ---- submit: task_group::run n times from the main thread, then wait ---- */
 
-static void rt_submit(uint32_t *runs, size_t n)
-{
+static void rt_submit(uint32_t *runs, size_t n) {
     g_arena->execute([&] {
         tbb::task_group g;
-        for (size_t i = 0; i < n; i++)
-            g.run([runs, i] { wl_tiny_run(runs, i); });
+        for (size_t i = 0; i < n; i++) g.run([runs, i] { wl_tiny_run(runs, i); });
         g.wait();
     });
 }
 
 /* ---- wake: task_group::run of one task per round from the main thread ---- */
 
-static void rt_wake(struct wl_probe *probes, int rounds)
-{
+static void rt_wake(struct wl_probe *probes, int rounds) {
     g_arena->execute([&] {
         tbb::task_group g;
         for (int i = 0; i < rounds; i++) {
-            if (!wl_wake_gap(probes, i))
-                g.wait();
+            if (!wl_wake_gap(probes, i)) g.wait();
             probes[i].submit_ns = wl_now_ns();
             struct wl_probe *p = &probes[i];
             g.run([p] { wl_probe_run(p); });

@@ -11,7 +11,8 @@
  *
  * runs WORKLOAD on a runtime set up for THREADS threads and prints one line per metric:
  *
- *     metric=fib runtime=pool.h threads=2 size=30 value=5.912 unit=ms runs=10 min=5.801 checksum=832040
+ *     metric=fib runtime=pool.h threads=2 size=30 value=5.912 unit=ms runs=10 min=5.801
+ * checksum=832040
  *
  * value is the median of `runs` timed runs, which follow one untimed warm-up run in the same
  * process; timed runs repeat until WL_MAX_RUNS or until they add up to WL_BUDGET_NS. Every run is
@@ -93,7 +94,7 @@
 #define WL_IDLE_BURST_NS 300000000u /* idle: 300 ms of fib(24) before the idle period */
 #define WL_IDLE_BURST_FIB 24u
 #define WL_INSERTION_SORT_BELOW 32u
-#define WL_SEED 2463534242u         /* xorshift32's state before the first number */
+#define WL_SEED 2463534242u /* xorshift32's state before the first number */
 #define WL_UTREE_ROOT 53u
 #define WL_UTREE_MAX_CHILDREN 3u
 #define WL_UTREE_WORK_ROUNDS 22
@@ -116,23 +117,22 @@ struct wl_queens;
 struct wl_subtree;
 struct wl_probe;
 
-static const char *rt_name(void);                  /* as printed: "pool.h", "tbb", ... */
-static void rt_init(int threads);                  /* set the runtime up for `threads` threads */
+static const char *rt_name(void); /* as printed: "pool.h", "tbb", ... */
+static void rt_init(int threads); /* set the runtime up for `threads` threads */
 static void rt_fini(void);
-static uint64_t rt_fib(unsigned n);                /* fib(n) forking at every call */
-static void rt_nqueens(struct wl_queens *root);    /* solve the root, one task per child */
-static void rt_utree(struct wl_subtree *out);      /* walk the tree from the root */
-static void rt_sort(uint32_t *a, size_t n);        /* quicksort, join on both halves */
-static uint64_t rt_sum(const uint32_t *a, size_t n); /* with the runtime's parallel loop */
-static void rt_submit(uint32_t *runs, size_t n);   /* n tasks from this thread: task i does
-                                                      wl_tiny_run(runs, i); wait for all */
+static uint64_t rt_fib(unsigned n);                       /* fib(n) forking at every call */
+static void rt_nqueens(struct wl_queens *root);           /* solve the root, one task per child */
+static void rt_utree(struct wl_subtree *out);             /* walk the tree from the root */
+static void rt_sort(uint32_t *a, size_t n);               /* quicksort, join on both halves */
+static uint64_t rt_sum(const uint32_t *a, size_t n);      /* with the runtime's parallel loop */
+static void rt_submit(uint32_t *runs, size_t n);          /* n tasks from this thread: task i does
+                                                             wl_tiny_run(runs, i); wait for all */
 static void rt_wake(struct wl_probe *probes, int rounds); /* the wake rounds: see wl_wake_* */
 #endif
 
 /* ---- clocks ---------------------------------------------------------------------------------- */
 
-static inline uint64_t wl_clock_ns(clockid_t id)
-{
+static inline uint64_t wl_clock_ns(clockid_t id) {
     struct timespec ts;
     clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -142,8 +142,7 @@ static inline uint64_t wl_now_ns(void) { return wl_clock_ns(CLOCK_MONOTONIC); }
 static inline uint64_t wl_cpu_ns(void) { return wl_clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 static inline uint64_t wl_thread_cpu_ns(void) { return wl_clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
-static inline void wl_sleep_ns(uint64_t ns)
-{
+static inline void wl_sleep_ns(uint64_t ns) {
     struct timespec ts;
     ts.tv_sec = (time_t)(ns / 1000000000u);
     ts.tv_nsec = (long)(ns % 1000000000u);
@@ -151,18 +150,18 @@ static inline void wl_sleep_ns(uint64_t ns)
     }
 }
 
-static WL_MAYBE_UNUSED void wl_fail(const char *fmt, const char *what, uint64_t got, uint64_t want)
-{
+static WL_MAYBE_UNUSED void wl_fail(const char *fmt, const char *what, uint64_t got,
+                                    uint64_t want) {
     fprintf(stderr, "%s: FAILED: ", WL_WHO());
     fprintf(stderr, fmt, what, got, want);
     fputc('\n', stderr);
     exit(1);
 }
 
-/* ---- fib --------------------------------------------------------------------------------------- */
+/* ---- fib ---------------------------------------------------------------------------------------
+ */
 
-static WL_MAYBE_UNUSED uint64_t wl_fib_expected(unsigned n)
-{
+static WL_MAYBE_UNUSED uint64_t wl_fib_expected(unsigned n) {
     uint64_t a = 0, b = 1;
     while (n--) {
         uint64_t t = a + b;
@@ -172,7 +171,8 @@ static WL_MAYBE_UNUSED uint64_t wl_fib_expected(unsigned n)
     return a;
 }
 
-/* ---- nqueens ----------------------------------------------------------------------------------- */
+/* ---- nqueens -----------------------------------------------------------------------------------
+ */
 
 /* A partial board with queens on rows 0..row-1: the columns taken, and the squares of row `row`
  * attacked along the two diagonals, as N-bit masks. After the solve: the solutions below it and
@@ -186,22 +186,19 @@ static WL_MAYBE_UNUSED uint32_t wl_queens_n; /* board size */
 
 /* Starts solve(q): returns 1 if q is a full board (then q is solved: 1 solution, 1 call);
  * otherwise sets q up to receive its children's results and returns 0. */
-static inline int wl_queens_leaf(struct wl_queens *q)
-{
+static inline int wl_queens_leaf(struct wl_queens *q) {
     q->calls = 1;
     q->solutions = q->row == wl_queens_n;
     return q->row == wl_queens_n;
 }
 
 /* The legal columns of row q->row, as a mask. */
-static inline uint32_t wl_queens_free(const struct wl_queens *q)
-{
+static inline uint32_t wl_queens_free(const struct wl_queens *q) {
     return ~(q->cols | q->diag_l | q->diag_r) & ((1u << wl_queens_n) - 1);
 }
 
 /* Takes the lowest legal column out of *free and makes it the child c of q. */
-static inline void wl_queens_child(const struct wl_queens *q, uint32_t *free, struct wl_queens *c)
-{
+static inline void wl_queens_child(const struct wl_queens *q, uint32_t *free, struct wl_queens *c) {
     uint32_t mask = (1u << wl_queens_n) - 1;
     uint32_t b = *free & (0u - *free);
     *free ^= b;
@@ -213,19 +210,16 @@ static inline void wl_queens_child(const struct wl_queens *q, uint32_t *free, st
     c->calls = 0;
 }
 
-static inline void wl_queens_add(struct wl_queens *q, const struct wl_queens *child)
-{
+static inline void wl_queens_add(struct wl_queens *q, const struct wl_queens *child) {
     q->solutions += child->solutions;
     q->calls += child->calls;
 }
 
-static WL_MAYBE_UNUSED void wl_queens_serial(struct wl_queens *q)
-{
+static WL_MAYBE_UNUSED void wl_queens_serial(struct wl_queens *q) {
     struct wl_queens c;
     uint32_t free;
 
-    if (wl_queens_leaf(q))
-        return;
+    if (wl_queens_leaf(q)) return;
     free = wl_queens_free(q);
     while (free) {
         wl_queens_child(q, &free, &c);
@@ -235,13 +229,13 @@ static WL_MAYBE_UNUSED void wl_queens_serial(struct wl_queens *q)
 }
 
 /* Solutions for N = 0..15 (OEIS A000170): the serial count is checked against it. */
-static WL_MAYBE_UNUSED const uint64_t wl_queens_known[16] = { 1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680,
-                                              14200, 73712, 365596, 2279184 };
+static WL_MAYBE_UNUSED const uint64_t wl_queens_known[16] = {
+    1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184};
 
-/* ---- utree ------------------------------------------------------------------------------------- */
+/* ---- utree -------------------------------------------------------------------------------------
+ */
 
-static inline uint64_t wl_splitmix64(uint64_t x)
-{
+static inline uint64_t wl_splitmix64(uint64_t x) {
     uint64_t z = x + UINT64_C(0x9e3779b97f4a7c15);
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
@@ -257,13 +251,11 @@ static WL_MAYBE_UNUSED uint32_t wl_utree_max_depth;
 /* Visits node (id, depth): sets *t to the node alone, *children to its child count, and returns
  * h, its hash: the children are the nodes (h + 1 + i, depth + 1), i < *children. */
 static inline uint64_t wl_utree_visit(uint64_t id, uint32_t depth, uint32_t *children,
-                                      struct wl_subtree *t)
-{
+                                      struct wl_subtree *t) {
     uint64_t h = wl_splitmix64(id), work = h;
     int r;
 
-    for (r = 1; r < WL_UTREE_WORK_ROUNDS; r++)
-        work = wl_splitmix64(work);
+    for (r = 1; r < WL_UTREE_WORK_ROUNDS; r++) work = wl_splitmix64(work);
     *children = depth < wl_utree_max_depth ? (uint32_t)(h % (WL_UTREE_MAX_CHILDREN + 1)) : 0;
     t->nodes = 1;
     t->work_sum = work;
@@ -279,8 +271,7 @@ struct wl_range {
 };
 
 static inline void wl_range_split(const struct wl_range *r, struct wl_range *left,
-                                  struct wl_range *right)
-{
+                                  struct wl_range *right) {
     left->first_id = r->first_id;
     left->count = r->count / 2;
     right->first_id = r->first_id + left->count;
@@ -288,14 +279,12 @@ static inline void wl_range_split(const struct wl_range *r, struct wl_range *lef
     left->depth = right->depth = r->depth;
 }
 
-static inline void wl_subtree_add(struct wl_subtree *t, const struct wl_subtree *u)
-{
+static inline void wl_subtree_add(struct wl_subtree *t, const struct wl_subtree *u) {
     t->nodes += u->nodes;
     t->work_sum += u->work_sum;
 }
 
-static WL_MAYBE_UNUSED void wl_utree_serial(uint64_t id, uint32_t depth, struct wl_subtree *t)
-{
+static WL_MAYBE_UNUSED void wl_utree_serial(uint64_t id, uint32_t depth, struct wl_subtree *t) {
     uint32_t children, i;
     uint64_t h = wl_utree_visit(id, depth, &children, t);
 
@@ -306,7 +295,8 @@ static WL_MAYBE_UNUSED void wl_utree_serial(uint64_t id, uint32_t depth, struct 
     }
 }
 
-/* ---- quicksort and sum input ------------------------------------------------------------------- */
+/* ---- quicksort and sum input -------------------------------------------------------------------
+ */
 
 struct wl_sums {
     uint64_t sum;
@@ -314,9 +304,8 @@ struct wl_sums {
 };
 
 /* Fills a[0..n) from xorshift32 (Marsaglia 2003) seeded with WL_SEED; returns their sum and xor. */
-static WL_MAYBE_UNUSED struct wl_sums wl_fill(uint32_t *a, size_t n)
-{
-    struct wl_sums s = { 0, 0 };
+static WL_MAYBE_UNUSED struct wl_sums wl_fill(uint32_t *a, size_t n) {
+    struct wl_sums s = {0, 0};
     uint32_t x = WL_SEED;
     size_t i;
 
@@ -331,54 +320,43 @@ static WL_MAYBE_UNUSED struct wl_sums wl_fill(uint32_t *a, size_t n)
     return s;
 }
 
-static inline void wl_swap(uint32_t *x, uint32_t *y)
-{
+static inline void wl_swap(uint32_t *x, uint32_t *y) {
     uint32_t t = *x;
     *x = *y;
     *y = t;
 }
 
-static inline void wl_insertion_sort(uint32_t *a, size_t n)
-{
+static inline void wl_insertion_sort(uint32_t *a, size_t n) {
     size_t i, j;
     for (i = 1; i < n; i++) {
         uint32_t v = a[i];
-        for (j = i; j > 0 && a[j - 1] > v; j--)
-            a[j] = a[j - 1];
+        for (j = i; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1];
         a[j] = v;
     }
 }
 
 /* Median-of-three Hoare partition of a[0..n), n >= 3. Returns k, 0 < k < n, with
  * a[0..k) <= a[k..n). */
-static inline size_t wl_partition(uint32_t *a, size_t n)
-{
+static inline size_t wl_partition(uint32_t *a, size_t n) {
     size_t mid = (n - 1) / 2, i = 0, j = n - 1;
     uint32_t pivot;
 
-    if (a[mid] < a[0])
-        wl_swap(&a[mid], &a[0]);
-    if (a[n - 1] < a[0])
-        wl_swap(&a[n - 1], &a[0]);
-    if (a[n - 1] < a[mid])
-        wl_swap(&a[n - 1], &a[mid]);
+    if (a[mid] < a[0]) wl_swap(&a[mid], &a[0]);
+    if (a[n - 1] < a[0]) wl_swap(&a[n - 1], &a[0]);
+    if (a[n - 1] < a[mid]) wl_swap(&a[n - 1], &a[mid]);
     pivot = a[mid];
     for (;;) {
-        while (a[i] < pivot)
-            i++;
-        while (a[j] > pivot)
-            j--;
-        if (i >= j)
-            return j + 1;
+        while (a[i] < pivot) i++;
+        while (a[j] > pivot) j--;
+        if (i >= j) return j + 1;
         wl_swap(&a[i++], &a[j--]);
     }
 }
 
 /* Exits unless a[0..n) is non-decreasing with the input's sum and xor; returns
  * sum((i + 1) * a[i]) mod 2^64. */
-static WL_MAYBE_UNUSED uint64_t wl_check_sorted(const uint32_t *a, size_t n, struct wl_sums in)
-{
-    struct wl_sums out = { 0, 0 };
+static WL_MAYBE_UNUSED uint64_t wl_check_sorted(const uint32_t *a, size_t n, struct wl_sums in) {
+    struct wl_sums out = {0, 0};
     uint64_t checksum = 0;
     size_t i;
 
@@ -397,17 +375,16 @@ static WL_MAYBE_UNUSED uint64_t wl_check_sorted(const uint32_t *a, size_t n, str
 
 /* The loop of the sum workload, for runtimes that call a function per chunk (OpenMP's
  * `parallel for` has the same loop in its body instead). */
-static WL_NOINLINE WL_MAYBE_UNUSED uint64_t wl_sum_range(const uint32_t *a, size_t lo, size_t hi)
-{
+static WL_NOINLINE WL_MAYBE_UNUSED uint64_t wl_sum_range(const uint32_t *a, size_t lo, size_t hi) {
     uint64_t s = 0;
     size_t i;
-    for (i = lo; i < hi; i++)
-        s += a[i];
+    for (i = lo; i < hi; i++) s += a[i];
     return s;
 }
 
 #ifndef WL_WORKLOADS_ONLY
-/* ---- submit and wake --------------------------------------------------------------------------- */
+/* ---- submit and wake ---------------------------------------------------------------------------
+ */
 
 /* The body of the submit workload's task i. */
 static inline void wl_tiny_run(uint32_t *runs, size_t i) { runs[i]++; }
@@ -419,39 +396,35 @@ struct wl_probe {
     uint32_t done;
 };
 
-static inline void wl_probe_run(struct wl_probe *p)
-{
+static inline void wl_probe_run(struct wl_probe *p) {
     p->start_ns = wl_now_ns();
     __atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
 }
 
-static inline int wl_probe_done(const struct wl_probe *p)
-{
+static inline int wl_probe_done(const struct wl_probe *p) {
     return __atomic_load_n(&p->done, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* Every runtime's round i starts with this: sleep 2 ms; returns whether round i - 1's task has
  * run (if not, the runtime waits for it before it submits round i's). */
-static inline int wl_wake_gap(const struct wl_probe *probes, int i)
-{
+static inline int wl_wake_gap(const struct wl_probe *probes, int i) {
     wl_sleep_ns(WL_WAKE_GAP_NS);
     return i == 0 || wl_probe_done(&probes[i - 1]);
 }
 
-/* ---- the harness ------------------------------------------------------------------------------- */
+/* ---- the harness -------------------------------------------------------------------------------
+ */
 
 static int wl_threads;
 static uint64_t wl_size;
 
-static int wl_cmp_u64(const void *a, const void *b)
-{
+static int wl_cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
 /* Sorts v and returns its q-quantile by nearest rank (q = 0.5: the upper median). */
-static uint64_t wl_quantile(uint64_t *v, size_t n, double q)
-{
+static uint64_t wl_quantile(uint64_t *v, size_t n, double q) {
     size_t rank = (size_t)(q * (double)n);
     qsort(v, n, sizeof *v, wl_cmp_u64);
     return v[rank < n ? rank : n - 1];
@@ -460,42 +433,48 @@ static uint64_t wl_quantile(uint64_t *v, size_t n, double q)
 static const char *wl_runtime; /* as printed: rt_name(), or "os-floor" */
 
 static void wl_print(const char *metric, double value, const char *unit, int runs, double min,
-                     const char *checksum)
-{
+                     const char *checksum) {
     printf("metric=%s runtime=%s threads=%d size=%" PRIu64 " value=%.4f unit=%s runs=%d min=%.4f "
-           "checksum=%s\n", metric, wl_runtime, wl_threads, wl_size, value, unit, runs, min,
-           checksum);
+           "checksum=%s\n",
+           metric, wl_runtime, wl_threads, wl_size, value, unit, runs, min, checksum);
     fflush(stdout);
 }
 
 /* The state of one workload between its runs. */
 struct wl_job {
     unsigned which;
-    uint32_t *a;          /* quicksort, sum: the array; submit: the run counts */
+    uint32_t *a; /* quicksort, sum: the array; submit: the run counts */
     size_t n;
     struct wl_sums input; /* quicksort: the input's sums; sum: the expected sum */
     char checksum[64];
 };
 
-enum { WL_FIB, WL_NQUEENS, WL_UTREE, WL_QUICKSORT, WL_SUM, WL_SUBMIT, WL_WAKE, WL_IDLE, WL_FLOOR,
-       WL_IDLEFLOOR, WL_COUNT };
-static const char *const wl_names[WL_COUNT] = { "fib", "nqueens", "utree", "quicksort", "sum",
-                                                "submit", "wake", "idle", "floor", "idlefloor" };
-static const uint64_t wl_default_size[WL_COUNT] = { 30, 11, 34, 10000000, 100000000, 1000000,
-                                                    2000, 1000, 2000, 1000 };
+enum {
+    WL_FIB,
+    WL_NQUEENS,
+    WL_UTREE,
+    WL_QUICKSORT,
+    WL_SUM,
+    WL_SUBMIT,
+    WL_WAKE,
+    WL_IDLE,
+    WL_FLOOR,
+    WL_IDLEFLOOR,
+    WL_COUNT
+};
+static const char *const wl_names[WL_COUNT] = {
+    "fib", "nqueens", "utree", "quicksort", "sum", "submit", "wake", "idle", "floor", "idlefloor"};
+static const uint64_t wl_default_size[WL_COUNT] = {30,      11,   34,   10000000, 100000000,
+                                                   1000000, 2000, 1000, 2000,     1000};
 
 /* Untimed preparation of one run. */
-static void wl_prepare(struct wl_job *j)
-{
-    if (j->which == WL_QUICKSORT)
-        j->input = wl_fill(j->a, j->n);
-    else if (j->which == WL_SUBMIT)
-        memset(j->a, 0, j->n * sizeof *j->a);
+static void wl_prepare(struct wl_job *j) {
+    if (j->which == WL_QUICKSORT) j->input = wl_fill(j->a, j->n);
+    else if (j->which == WL_SUBMIT) memset(j->a, 0, j->n * sizeof *j->a);
 }
 
 /* One timed run of a fork-join, loop or submit workload; checks it and sets j->checksum. */
-static uint64_t wl_run_once(struct wl_job *j)
-{
+static uint64_t wl_run_once(struct wl_job *j) {
     uint64_t t0, t1, got, want;
     char buf[64];
     size_t i;
@@ -507,8 +486,7 @@ static uint64_t wl_run_once(struct wl_job *j)
         got = rt_fib((unsigned)wl_size);
         t1 = wl_now_ns();
         want = wl_fib_expected((unsigned)wl_size);
-        if (got != want)
-            wl_fail("%s = %" PRIu64 ", want %" PRIu64, "fib", got, want);
+        if (got != want) wl_fail("%s = %" PRIu64 ", want %" PRIu64, "fib", got, want);
         snprintf(buf, sizeof buf, "%" PRIu64, got);
         break;
     case WL_NQUEENS: {
@@ -519,8 +497,8 @@ static uint64_t wl_run_once(struct wl_job *j)
         memset(&ref, 0, sizeof ref);
         wl_queens_serial(&ref);
         if (ref.solutions != wl_queens_known[wl_queens_n])
-            wl_fail("%s: the serial count is %" PRIu64 ", want %" PRIu64, "nqueens",
-                    ref.solutions, wl_queens_known[wl_queens_n]);
+            wl_fail("%s: the serial count is %" PRIu64 ", want %" PRIu64, "nqueens", ref.solutions,
+                    wl_queens_known[wl_queens_n]);
         if (root.solutions != ref.solutions)
             wl_fail("%s: %" PRIu64 " solutions, want %" PRIu64, "nqueens", root.solutions,
                     ref.solutions);
@@ -576,8 +554,7 @@ static uint64_t wl_run_once(struct wl_job *j)
     return t1 - t0;
 }
 
-static void wl_timed(struct wl_job *j)
-{
+static void wl_timed(struct wl_job *j) {
     uint64_t ns[WL_MAX_RUNS], total = 0, min, median;
     int runs = 0;
 
@@ -598,17 +575,15 @@ static struct {
     pthread_cond_t cond;
     struct wl_probe *probe;
     int quit;
-} wl_floor_state = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0 };
+} wl_floor_state = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0};
 
-static void *wl_floor_thread(void *arg)
-{
+static void *wl_floor_thread(void *arg) {
     (void)arg;
     pthread_mutex_lock(&wl_floor_state.lock);
     for (;;) {
         while (!wl_floor_state.probe && !wl_floor_state.quit)
             pthread_cond_wait(&wl_floor_state.cond, &wl_floor_state.lock);
-        if (!wl_floor_state.probe)
-            break;
+        if (!wl_floor_state.probe) break;
         wl_probe_run(wl_floor_state.probe);
         wl_floor_state.probe = NULL;
     }
@@ -617,26 +592,22 @@ static void *wl_floor_thread(void *arg)
 }
 
 /* wake's rounds, handed to wl_floor_thread. */
-static void wl_floor_rounds(struct wl_probe *probes, int rounds)
-{
+static void wl_floor_rounds(struct wl_probe *probes, int rounds) {
     int i;
     for (i = 0; i < rounds; i++) {
         if (!wl_wake_gap(probes, i))
-            while (!wl_probe_done(&probes[i - 1]))
-                sched_yield();
+            while (!wl_probe_done(&probes[i - 1])) sched_yield();
         probes[i].submit_ns = wl_now_ns();
         pthread_mutex_lock(&wl_floor_state.lock);
         wl_floor_state.probe = &probes[i];
         pthread_mutex_unlock(&wl_floor_state.lock);
         pthread_cond_signal(&wl_floor_state.cond);
     }
-    while (rounds > 0 && !wl_probe_done(&probes[rounds - 1]))
-        sched_yield();
+    while (rounds > 0 && !wl_probe_done(&probes[rounds - 1])) sched_yield();
 }
 
 /* The wake workload, or with `floor` set the same rounds on wl_floor_thread. */
-static void wl_wake(int rounds, int floor)
-{
+static void wl_wake(int rounds, int floor) {
     void (*run_rounds)(struct wl_probe *, int) = floor ? wl_floor_rounds : rt_wake;
     const char *prefix = floor ? "floor" : "wake";
     char metric[32];
@@ -694,8 +665,7 @@ static void wl_wake(int rounds, int floor)
 }
 
 /* idle, or with `floor` set only its sleep, the runtime untouched. */
-static void wl_idle(uint64_t idle_ms, int floor)
-{
+static void wl_idle(uint64_t idle_ms, int floor) {
     uint64_t burst_ns = idle_ms >= 1000 ? WL_IDLE_BURST_NS : WL_IDLE_BURST_NS / 10;
     uint64_t start = wl_now_ns(), want = wl_fib_expected(WL_IDLE_BURST_FIB), got, c0, c1, w0, w1;
     char buf[32];
@@ -703,8 +673,7 @@ static void wl_idle(uint64_t idle_ms, int floor)
 
     do {
         got = floor ? want : rt_fib(WL_IDLE_BURST_FIB);
-        if (got != want)
-            wl_fail("%s: burst fib = %" PRIu64 ", want %" PRIu64, "idle", got, want);
+        if (got != want) wl_fail("%s: burst fib = %" PRIu64 ", want %" PRIu64, "idle", got, want);
     } while (!floor && wl_now_ns() - start < burst_ns);
     c0 = wl_cpu_ns();
     w0 = wl_now_ns();
@@ -716,40 +685,36 @@ static void wl_idle(uint64_t idle_ms, int floor)
     wl_print(floor ? "floor_idle" : "idle", ms_per_s, "ms/s", 1, ms_per_s, buf);
 }
 
-static void wl_usage(void)
-{
+static void wl_usage(void) {
     unsigned i;
-    fprintf(stderr, "usage: %s-bench WORKLOAD THREADS [SIZE]\nworkloads (default size):",
-            rt_name());
+    fprintf(stderr,
+            "usage: %s-bench WORKLOAD THREADS [SIZE]\nworkloads (default size):", rt_name());
     for (i = 0; i < WL_COUNT; i++)
         fprintf(stderr, " %s (%" PRIu64 ")", wl_names[i], wl_default_size[i]);
     fprintf(stderr, "\n");
     exit(2);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     struct wl_job j;
     char *end;
     long t;
     unsigned which;
 
-    if (argc < 3 || argc > 4)
-        wl_usage();
+    if (argc < 3 || argc > 4) wl_usage();
     for (which = 0; which < WL_COUNT && strcmp(argv[1], wl_names[which]) != 0; which++) {
     }
     t = strtol(argv[2], &end, 10);
-    if (which == WL_COUNT || *end || t < 1 || t > 4096)
-        wl_usage();
+    if (which == WL_COUNT || *end || t < 1 || t > 4096) wl_usage();
     wl_threads = (int)t;
     wl_size = wl_default_size[which];
     if (argc == 4) {
         wl_size = strtoull(argv[3], &end, 10);
-        if (*end || wl_size == 0)
-            wl_usage();
+        if (*end || wl_size == 0) wl_usage();
     }
     if ((which == WL_FIB && wl_size > 45) || (which == WL_NQUEENS && wl_size > 15) ||
-        (which == WL_UTREE && wl_size > 60) || ((which == WL_WAKE || which == WL_FLOOR) && wl_size > 1000000)) {
+        (which == WL_UTREE && wl_size > 60) ||
+        ((which == WL_WAKE || which == WL_FLOOR) && wl_size > 1000000)) {
         fprintf(stderr, "%s: size %" PRIu64 " too large for %s\n", rt_name(), wl_size,
                 wl_names[which]);
         return 2;
@@ -776,12 +741,9 @@ int main(int argc, char **argv)
 
     wl_runtime = which == WL_FLOOR || which == WL_IDLEFLOOR ? "os-floor" : rt_name();
     rt_init(wl_threads);
-    if (which == WL_WAKE || which == WL_FLOOR)
-        wl_wake((int)wl_size, which == WL_FLOOR);
-    else if (which == WL_IDLE || which == WL_IDLEFLOOR)
-        wl_idle(wl_size, which == WL_IDLEFLOOR);
-    else
-        wl_timed(&j);
+    if (which == WL_WAKE || which == WL_FLOOR) wl_wake((int)wl_size, which == WL_FLOOR);
+    else if (which == WL_IDLE || which == WL_IDLEFLOOR) wl_idle(wl_size, which == WL_IDLEFLOOR);
+    else wl_timed(&j);
     rt_fini();
     free(j.a);
     return 0;

@@ -29,8 +29,8 @@
  */
 #include "trace_json.h"
 
-#define LEVELS 4       /* nesting levels drawn apart; deeper ones as the last */
-#define LANE_H 18      /* px */
+#define LEVELS 4  /* nesting levels drawn apart; deeper ones as the last */
+#define LANE_H 18 /* px */
 #define LANE_GAP 6
 #define TOP 46         /* title and axis */
 #define RIGHT 24       /* margin right of the plot */
@@ -39,8 +39,8 @@
 
 enum { K_JOB, K_BLOCKING, K_OTHER, K_SLEEP, SPAN_KINDS };
 enum { I_STEAL, I_WAKE, I_INJECT, I_OTHER, MARK_KINDS };
-static const char span_class[SPAN_KINDS] = { 'j', 'b', 'o', 's' };
-static const char *const mark_class[MARK_KINDS] = { "steal", "wake", "inject", "tick" };
+static const char span_class[SPAN_KINDS] = {'j', 'b', 'o', 's'};
+static const char *const mark_class[MARK_KINDS] = {"steal", "wake", "inject", "tick"};
 
 struct span {
     int lane;
@@ -99,8 +99,8 @@ static int collect(void *ctx, const struct trace_event *ev) {
         if (grow((void **)&c->marks, &c->mark_cap, c->nmarks, sizeof *m) != 0) return c->oom = 1;
         m = &c->marks[c->nmarks++];
         m->lane = ev->lane;
-        m->kind = strcmp(ev->name, "steal") == 0 ? I_STEAL
-                  : strcmp(ev->name, "wake") == 0 ? I_WAKE
+        m->kind = strcmp(ev->name, "steal") == 0    ? I_STEAL
+                  : strcmp(ev->name, "wake") == 0   ? I_WAKE
                   : strcmp(ev->name, "inject") == 0 ? I_INJECT
                                                     : I_OTHER;
         m->t = ev->ts;
@@ -111,10 +111,18 @@ static int collect(void *ctx, const struct trace_event *ev) {
 static void put_escaped(FILE *f, const char *s) {
     for (; *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
         default:
             if ((unsigned char)*s >= 0x20 || *s == '\t') fputc(*s, f);
         }
@@ -122,8 +130,8 @@ static void put_escaped(FILE *f, const char *s) {
 }
 
 /* Units of time, in us: the largest that is at most `us`. */
-static const double unit_us[] = { 1e6, 1e3, 1, 1e-3 };
-static const char *const unit_name[] = { "s", "ms", "\xc2\xb5s", "ns" };
+static const double unit_us[] = {1e6, 1e3, 1, 1e-3};
+static const char *const unit_name[] = {"s", "ms", "\xc2\xb5s", "ns"};
 
 static int unit_for(double us) {
     int i;
@@ -140,7 +148,8 @@ static void put_duration(FILE *f, double us) {
 static const struct trace_summary *sort_summary; /* for qsort's comparison */
 
 static int lane_cmp(const void *a, const void *b) {
-    const struct trace_lane *x = &sort_summary->lanes[*(const int *)a], *y = &sort_summary->lanes[*(const int *)b];
+    const struct trace_lane *x = &sort_summary->lanes[*(const int *)a],
+                            *y = &sort_summary->lanes[*(const int *)b];
     if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
@@ -152,7 +161,9 @@ struct layout {
 };
 
 static double px(const struct layout *L, double t) { return L->x0 + (t - L->from) * L->scale; }
-static int lane_y(const struct layout *L, int lane) { return TOP + L->row[lane] * (LANE_H + LANE_GAP); }
+static int lane_y(const struct layout *L, int lane) {
+    return TOP + L->row[lane] * (LANE_H + LANE_GAP);
+}
 
 /* Marks the pixel columns [x0, x1] (plot coordinates) of one lane row. */
 static void touch(unsigned char *cols, const struct layout *L, double x0, double x1) {
@@ -164,8 +175,8 @@ static void touch(unsigned char *cols, const struct layout *L, double x0, double
 
 /* Every span of one kind and level: wide ones as rects, the rest merged
    per run of columns. `cols` has num_lanes * plot_w bytes. */
-static long draw_spans(FILE *f, const struct layout *L, const struct collected *c, int num_lanes, int kind,
-                       int level, unsigned char *cols) {
+static long draw_spans(FILE *f, const struct layout *L, const struct collected *c, int num_lanes,
+                       int kind, int level, unsigned char *cols) {
     int inset = (level - 1) * 2, h = LANE_H - 2 * inset, lane, a, b;
     long rects = 0;
     size_t i;
@@ -180,9 +191,10 @@ static long draw_spans(FILE *f, const struct layout *L, const struct collected *
             touch(cols + (size_t)s->lane * (size_t)L->plot_w, L, x0, x1);
             continue;
         }
-        if (rects++ == 0) fputs("<g class=\"edge\">\n", f); /* outlined: where one job ends and the next begins */
-        fprintf(f, "<rect class=\"%c%d\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\"", span_class[kind], level,
-                x0, lane_y(L, s->lane) + inset, x1 - x0, h);
+        if (rects++ == 0)
+            fputs("<g class=\"edge\">\n", f); /* outlined: where one job ends and the next begins */
+        fprintf(f, "<rect class=\"%c%d\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\"",
+                span_class[kind], level, x0, lane_y(L, s->lane) + inset, x1 - x0, h);
         if (x1 - x0 >= TOOLTIP_PX) {
             fputs("><title>", f);
             put_duration(f, s->t1 - s->t0);
@@ -204,8 +216,8 @@ static long draw_spans(FILE *f, const struct layout *L, const struct collected *
             }
             for (b = a; b < L->plot_w && row[b]; b++) {
             }
-            fprintf(f, "<rect class=\"%c%d\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n", span_class[kind],
-                    level, L->x0 + a, lane_y(L, lane) + inset, b - a, h);
+            fprintf(f, "<rect class=\"%c%d\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n",
+                    span_class[kind], level, L->x0 + a, lane_y(L, lane) + inset, b - a, h);
             rects++;
         }
     }
@@ -214,10 +226,10 @@ static long draw_spans(FILE *f, const struct layout *L, const struct collected *
 
 /* Instant events of one kind as ticks, one path per lane, one tick per
    touched pixel column. */
-static long draw_marks(FILE *f, const struct layout *L, const struct collected *c, int num_lanes, int kind,
-                       unsigned char *cols) {
-    static const int top[MARK_KINDS] = { -3, LANE_H - 6, -3, LANE_H / 3 };
-    static const int len[MARK_KINDS] = { 9, 9, LANE_H + 6, LANE_H / 3 };
+static long draw_marks(FILE *f, const struct layout *L, const struct collected *c, int num_lanes,
+                       int kind, unsigned char *cols) {
+    static const int top[MARK_KINDS] = {-3, LANE_H - 6, -3, LANE_H / 3};
+    static const int len[MARK_KINDS] = {9, 9, LANE_H + 6, LANE_H / 3};
     int lane, x;
     long ticks = 0;
     size_t i;
@@ -243,7 +255,7 @@ static long draw_marks(FILE *f, const struct layout *L, const struct collected *
 
 /* The time axis: a label and a grid line every "nice" step (1, 2, 5 x 10^k). */
 static void draw_axis(FILE *f, const struct layout *L, int lanes_bottom) {
-    static const double next[] = { 2, 2.5, 2 };
+    static const double next[] = {2, 2.5, 2};
     double step = 0.001, unit, k;
     int i = 0, u;
     while ((L->to - L->from) / step > L->plot_w / 90.0) step *= next[i++ % 3];
@@ -259,25 +271,27 @@ static void draw_axis(FILE *f, const struct layout *L, int lanes_bottom) {
         if (k * step < L->from) continue;
         n = snprintf(label, sizeof label, "%.1f", k * step / unit);
         if (n > 2 && strcmp(label + n - 2, ".0") == 0) label[n - 2] = 0; /* "2", not "2.0" */
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s %s</text>\n", px(L, k * step), TOP - 9,
-                label, unit_name[u]);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s %s</text>\n",
+                px(L, k * step), TOP - 9, label, unit_name[u]);
     }
 }
 
 static void draw_legend(FILE *f, int y) {
     static const char *const items[][2] = {
-        { "j1", "job" }, { "j4", "job inside a job (darker: deeper)" }, { "s1", "sleep" },
-        { "b1", "blocking" }, { "o1", "other span" }, { "steal", "steal" }, { "wake", "wake" },
-        { "inject", "inject" }, { "tick", "other event" },
+        {"j1", "job"},           {"j4", "job inside a job (darker: deeper)"},
+        {"s1", "sleep"},         {"b1", "blocking"},
+        {"o1", "other span"},    {"steal", "steal"},
+        {"wake", "wake"},        {"inject", "inject"},
+        {"tick", "other event"},
     };
     size_t i;
     int x = 10;
     fputs("<g class=\"legend\">\n", f);
     for (i = 0; i < sizeof items / sizeof items[0]; i++) {
         if (strlen(items[i][0]) == 2)
-            fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"12\" height=\"10\"/>", items[i][0], x, y);
-        else
-            fprintf(f, "<path class=\"%s\" d=\"M%d.5 %dv12\"/>", items[i][0], x + 5, y - 1);
+            fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"12\" height=\"10\"/>",
+                    items[i][0], x, y);
+        else fprintf(f, "<path class=\"%s\" d=\"M%d.5 %dv12\"/>", items[i][0], x + 5, y - 1);
         fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", x + 16, y + 9, items[i][1]);
         x += 16 + (int)(6.2 * (double)strlen(items[i][1])) + 14;
     }
@@ -285,7 +299,8 @@ static void draw_legend(FILE *f, int y) {
 }
 
 static const char svg_style[] =
-    "<style>text{font:11px sans-serif;fill:#333}.label{text-anchor:end}.title{font-size:13px;font-weight:bold}"
+    "<style>text{font:11px "
+    "sans-serif;fill:#333}.label{text-anchor:end}.title{font-size:13px;font-weight:bold}"
     ".lane{fill:#f6f6f6}.edge rect{stroke:#fff;stroke-width:.6}.grid{stroke:#e0e0e0;stroke-width:1}"
     ".j1{fill:#c6dbef}.j2{fill:#9ecae1}.j3{fill:#6baed6}.j4{fill:#3182bd}"
     ".b1{fill:#fdae6b}.b2{fill:#fd8d3c}.b3{fill:#e6550d}.b4{fill:#a63603}"
@@ -345,7 +360,8 @@ static int trace2svg(const char *json, size_t len, const struct trace2svg_option
     L.x0 = label_w < 200 ? label_w : 200;
     L.plot_w = L.width - L.x0 - RIGHT;
     if (L.plot_w < 50) {
-        snprintf(err, errlen, "--width %d leaves no room to draw (at least %d)", L.width, L.x0 + RIGHT + 50);
+        snprintf(err, errlen, "--width %d leaves no room to draw (at least %d)", L.width,
+                 L.x0 + RIGHT + 50);
         goto out;
     }
     L.scale = L.plot_w / (L.to - L.from);
@@ -353,20 +369,26 @@ static int trace2svg(const char *json, size_t len, const struct trace2svg_option
     L.height = lanes_bottom + 34;
     if (!(cols = (unsigned char *)malloc((size_t)(s.num_lanes + 1) * (size_t)L.plot_w))) goto oom;
 
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n%s"
-                 "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n<text class=\"title\" x=\"10\" y=\"16\">",
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d "
+            "%d\">\n%s"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n<text class=\"title\" "
+            "x=\"10\" y=\"16\">",
             L.width, L.height, L.width, L.height, svg_style);
     put_escaped(out, opt->title ? opt->title : "pool.h trace");
-    fprintf(out, "</text>\n<text x=\"%d\" y=\"16\" text-anchor=\"end\">%d lanes, %ld jobs, %ld steals, %ld sleeps; ",
+    fprintf(out,
+            "</text>\n<text x=\"%d\" y=\"16\" text-anchor=\"end\">%d lanes, %ld jobs, %ld steals, "
+            "%ld sleeps; ",
             L.width - RIGHT, s.num_lanes, s.total.jobs, s.total.steals, s.total.sleeps);
     put_duration(out, L.to - L.from);
     fputs(" shown</text>\n", out);
     for (k = 0; k < s.num_lanes; k++) {
         const struct trace_lane *l = &s.lanes[order[k]];
         int y = lane_y(&L, order[k]);
-        fprintf(out, "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
-                     "<text class=\"label\" x=\"%d\" y=\"%d\">",
+        fprintf(out,
+                "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
+                "<text class=\"label\" x=\"%d\" y=\"%d\">",
                 L.x0, y, L.plot_w, LANE_H, L.x0 - 6, y + LANE_H / 2 + 4);
         if (l->name[0]) put_escaped(out, l->name);
         else fprintf(out, "tid %lld", (long long)l->tid);
@@ -374,8 +396,10 @@ static int trace2svg(const char *json, size_t len, const struct trace2svg_option
     }
     draw_axis(out, &L, lanes_bottom);
     for (kind = 0; kind < SPAN_KINDS; kind++) /* sleep last: hatched over the job it waits in */
-        for (level = 1; level <= LEVELS; level++) n.rects += draw_spans(out, &L, &c, s.num_lanes, kind, level, cols);
-    for (kind = 0; kind < MARK_KINDS; kind++) n.ticks += draw_marks(out, &L, &c, s.num_lanes, kind, cols);
+        for (level = 1; level <= LEVELS; level++)
+            n.rects += draw_spans(out, &L, &c, s.num_lanes, kind, level, cols);
+    for (kind = 0; kind < MARK_KINDS; kind++)
+        n.ticks += draw_marks(out, &L, &c, s.num_lanes, kind, cols);
     draw_legend(out, lanes_bottom + 12);
     fputs("</svg>\n", out);
     n.lanes = s.num_lanes;
@@ -449,7 +473,9 @@ static int trace2svg_main(int argc, char **argv) {
         const char *a = argv[i];
         if (strcmp(a, "--check") == 0) {
             check = 1;
-        } else if ((strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 || strcmp(a, "--width") == 0) && i + 1 < argc) {
+        } else if ((strcmp(a, "--from") == 0 || strcmp(a, "--to") == 0 ||
+                    strcmp(a, "--width") == 0) &&
+                   i + 1 < argc) {
             double v = strtod(argv[++i], &end);
             if (*end || end == argv[i] || v != v) return usage();
             if (a[2] == 'f') opt.from = v, opt.has_from = 1;
@@ -489,14 +515,16 @@ static int trace2svg_main(int argc, char **argv) {
     }
     rc = trace2svg(json, len, &opt, out, &n, err, sizeof err);
     free(json);
-    if (out != stdout && fclose(out) != 0 && rc == 0) rc = -1, snprintf(err, sizeof err, "write error");
+    if (out != stdout && fclose(out) != 0 && rc == 0)
+        rc = -1, snprintf(err, sizeof err, "write error");
     if (rc != 0) {
         fprintf(stderr, "trace2svg: %s: %s\n", files[0], err);
         if (out != stdout) remove(files[1]);
         return 1;
     }
-    fprintf(stderr, "trace2svg: %d lanes, %ld spans, %ld instant events -> %s: %ld rects, %ld ticks\n", n.lanes,
-            n.spans, n.marks, files[1], n.rects, n.ticks);
+    fprintf(stderr,
+            "trace2svg: %d lanes, %ld spans, %ld instant events -> %s: %ld rects, %ld ticks\n",
+            n.lanes, n.spans, n.marks, files[1], n.rects, n.ticks);
     return 0;
 }
 

@@ -82,14 +82,14 @@ typedef enum { TJ_NULL, TJ_FALSE, TJ_TRUE, TJ_NUMBER, TJ_STRING, TJ_ARRAY, TJ_OB
 typedef struct tj_value tj_value;
 struct tj_value {
     tj_type type;
-    int is_integer;       /* NUMBER written without fraction or exponent */
-    double number;        /* NUMBER */
-    const char *string;   /* STRING: decoded UTF-8, NUL-terminated (may hold \u0000) */
-    size_t length;        /* STRING: bytes; ARRAY, OBJECT: elements */
-    const char *key;      /* a member of an OBJECT: its decoded key */
+    int is_integer;     /* NUMBER written without fraction or exponent */
+    double number;      /* NUMBER */
+    const char *string; /* STRING: decoded UTF-8, NUL-terminated (may hold \u0000) */
+    size_t length;      /* STRING: bytes; ARRAY, OBJECT: elements */
+    const char *key;    /* a member of an OBJECT: its decoded key */
     size_t key_length;
-    tj_value *first;      /* ARRAY, OBJECT: the first element or member */
-    tj_value *next;       /* the next element or member of the parent */
+    tj_value *first; /* ARRAY, OBJECT: the first element or member */
+    tj_value *next;  /* the next element or member of the parent */
 };
 
 /* Nodes and strings come from blocks; rewinding frees whole blocks. */
@@ -194,10 +194,8 @@ static int tj__fail(tj__parser *ps, const char *at, const char *fmt, ...) {
 /* "'x'" for a printable character, "byte 0xNN" otherwise. */
 static const char *tj__show(char c, char buf[16]) {
     unsigned char u = (unsigned char)c;
-    if (u >= 0x20 && u < 0x7f)
-        snprintf(buf, 16, "'%c'", c);
-    else
-        snprintf(buf, 16, "byte 0x%02x", u);
+    if (u >= 0x20 && u < 0x7f) snprintf(buf, 16, "'%c'", c);
+    else snprintf(buf, 16, "byte 0x%02x", u);
     return buf;
 }
 
@@ -291,7 +289,8 @@ static int tj__string(tj__parser *ps, const char **out, size_t *out_len) {
         return tj__fail(ps, s, "out of memory");
     for (o = buf; s < q;) {
         unsigned char u = (unsigned char)*s;
-        if (u < 0x20) return tj__fail(ps, s, "raw control character 0x%02x in a string (escape it)", u);
+        if (u < 0x20)
+            return tj__fail(ps, s, "raw control character 0x%02x in a string (escape it)", u);
         if (u >= 0x80) {
             size_t n = tj__utf8_len((const unsigned char *)s, (size_t)(q - s));
             if (n == 0) return tj__fail(ps, s, "invalid UTF-8 in a string");
@@ -303,24 +302,43 @@ static int tj__string(tj__parser *ps, const char **out, size_t *out_len) {
             continue;
         }
         switch (s[1]) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '/': *o++ = '/'; break;
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'n': *o++ = '\n'; break;
-        case 'r': *o++ = '\r'; break;
-        case 't': *o++ = '\t'; break;
+        case '"':
+            *o++ = '"';
+            break;
+        case '\\':
+            *o++ = '\\';
+            break;
+        case '/':
+            *o++ = '/';
+            break;
+        case 'b':
+            *o++ = '\b';
+            break;
+        case 'f':
+            *o++ = '\f';
+            break;
+        case 'n':
+            *o++ = '\n';
+            break;
+        case 'r':
+            *o++ = '\r';
+            break;
+        case 't':
+            *o++ = '\t';
+            break;
         case 'u': {
             unsigned cp, lo;
             if (q - s < 6 || tj__hex4(s + 2, &cp) != 0)
                 return tj__fail(ps, s, "bad \\u escape: 4 hex digits must follow");
             if (cp >= 0xdc00 && cp <= 0xdfff)
-                return tj__fail(ps, s, "bad \\u escape: a low surrogate \\u%04x without a high one", cp);
+                return tj__fail(ps, s, "bad \\u escape: a low surrogate \\u%04x without a high one",
+                                cp);
             if (cp >= 0xd800 && cp <= 0xdbff) {
                 if (q - s < 12 || s[6] != '\\' || s[7] != 'u' || tj__hex4(s + 8, &lo) != 0 ||
                     lo < 0xdc00 || lo > 0xdfff)
-                    return tj__fail(ps, s, "bad \\u escape: high surrogate \\u%04x not followed by a low one", cp);
+                    return tj__fail(
+                        ps, s, "bad \\u escape: high surrogate \\u%04x not followed by a low one",
+                        cp);
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                 s += 6;
             }
@@ -401,7 +419,8 @@ static int tj__literal(tj__parser *ps, const char *word, tj_type type, tj_value 
 }
 
 static int tj__enter(tj__parser *ps) {
-    if (++ps->depth > TJ_MAX_DEPTH) return tj__fail(ps, ps->p, "nesting deeper than %d", TJ_MAX_DEPTH);
+    if (++ps->depth > TJ_MAX_DEPTH)
+        return tj__fail(ps, ps->p, "nesting deeper than %d", TJ_MAX_DEPTH);
     ps->p++; /* the '[' or '{' */
     tj__ws(ps);
     return 0;
@@ -419,7 +438,8 @@ static int tj__after_item(tj__parser *ps, char close, const char *what) {
         return 1;
     }
     if (*ps->p != ',')
-        return tj__fail(ps, ps->p, "expected ',' or '%c' in %s, found %s", close, what, tj__show(*ps->p, c));
+        return tj__fail(ps, ps->p, "expected ',' or '%c' in %s, found %s", close, what,
+                        tj__show(*ps->p, c));
     ps->p++;
     tj__ws(ps);
     if (tj__at_end(ps)) return tj__truncated(ps, what);
@@ -475,7 +495,8 @@ static int tj__object(tj__parser *ps, tj_value *v, tj__member_fn member, void *c
     do {
         const char *key_at = ps->p;
         if (*ps->p != '"')
-            return tj__fail(ps, ps->p, "expected a string key in an object, found %s", tj__show(*ps->p, c));
+            return tj__fail(ps, ps->p, "expected a string key in an object, found %s",
+                            tj__show(*ps->p, c));
         if (!(m = tj__node(ps)) || tj__string(ps, &m->key, &m->key_length) != 0) return -1;
         for (o = v->first; o; o = o->next)
             if (o->key_length == m->key_length && memcmp(o->key, m->key, m->key_length) == 0)
@@ -497,14 +518,22 @@ static int tj__object(tj__parser *ps, tj_value *v, tj__member_fn member, void *c
 static int tj__value(tj__parser *ps, tj_value *v) {
     char c[16];
     tj__ws(ps);
-    if (tj__at_end(ps)) return tj__fail(ps, ps->p, "unexpected end of input, expected a value (truncated?)");
+    if (tj__at_end(ps))
+        return tj__fail(ps, ps->p, "unexpected end of input, expected a value (truncated?)");
     switch (*ps->p) {
-    case '{': return tj__object(ps, v, NULL, NULL);
-    case '[': return tj__array(ps, v, NULL, NULL);
-    case '"': v->type = TJ_STRING; return tj__string(ps, &v->string, &v->length);
-    case 't': return tj__literal(ps, "true", TJ_TRUE, v);
-    case 'f': return tj__literal(ps, "false", TJ_FALSE, v);
-    case 'n': return tj__literal(ps, "null", TJ_NULL, v);
+    case '{':
+        return tj__object(ps, v, NULL, NULL);
+    case '[':
+        return tj__array(ps, v, NULL, NULL);
+    case '"':
+        v->type = TJ_STRING;
+        return tj__string(ps, &v->string, &v->length);
+    case 't':
+        return tj__literal(ps, "true", TJ_TRUE, v);
+    case 'f':
+        return tj__literal(ps, "false", TJ_FALSE, v);
+    case 'n':
+        return tj__literal(ps, "null", TJ_NULL, v);
     default:
         if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) return tj__number(ps, v);
         return tj__fail(ps, ps->p, "unexpected %s, expected a value", tj__show(*ps->p, c));
@@ -532,13 +561,15 @@ static int tj__start(tj__parser *ps) {
 static int tj__finish(tj__parser *ps) {
     char c[16];
     tj__ws(ps);
-    if (!tj__at_end(ps)) return tj__fail(ps, ps->p, "unexpected %s after the JSON value", tj__show(*ps->p, c));
+    if (!tj__at_end(ps))
+        return tj__fail(ps, ps->p, "unexpected %s after the JSON value", tj__show(*ps->p, c));
     return 0;
 }
 
 /* Parses a whole JSON text. 0: doc->root is the value (free with tj_free);
    -1: err says why, nothing to free. */
-TJ__UNUSED static int tj_parse(const char *text, size_t len, tj_doc *doc, char *err, size_t errlen) {
+TJ__UNUSED static int tj_parse(const char *text, size_t len, tj_doc *doc, char *err,
+                               size_t errlen) {
     tj__parser ps;
     tj__init(&ps, text, len, err, errlen);
     doc->root = NULL;
@@ -561,17 +592,17 @@ TJ__UNUSED static int tj_parse(const char *text, size_t len, tj_doc *doc, char *
 
 struct trace_lane {
     int64_t pid, tid;
-    char name[64];       /* from its thread_name event; "" if none */
-    long events;         /* events other than M */
-    long jobs;           /* spans named "job" (B or X) */
-    long sleeps;         /* spans named "sleep" */
-    long blocking;       /* spans named "blocking" */
+    char name[64];               /* from its thread_name event; "" if none */
+    long events;                 /* events other than M */
+    long jobs;                   /* spans named "job" (B or X) */
+    long sleeps;                 /* spans named "sleep" */
+    long blocking;               /* spans named "blocking" */
     long steals, wakes, injects; /* instant events of these names */
-    long injected_tasks; /* the sum of the injects' "tasks" */
-    long other;          /* B, X, i, I and C events of any other name */
-    long orphan_ends;    /* E with no B (dropped by the writer) */
-    long open_at_end;    /* B never closed */
-    int max_depth;       /* deepest nesting of spans */
+    long injected_tasks;         /* the sum of the injects' "tasks" */
+    long other;                  /* B, X, i, I and C events of any other name */
+    long orphan_ends;            /* E with no B (dropped by the writer) */
+    long open_at_end;            /* B never closed */
+    int max_depth;               /* deepest nesting of spans */
     double ts_min, ts_max;
 };
 
@@ -587,20 +618,20 @@ struct trace_summary {
 /* One event, as trace_walk hands it to its callback. Pointers are valid
    during the call only. */
 struct trace_event {
-    long index;            /* position in traceEvents; -1 for a span left open */
+    long index; /* position in traceEvents; -1 for a span left open */
     const char *name;
-    char ph;               /* 'B' 'E' 'X' 'i' 'I' 'M' 'C' */
+    char ph; /* 'B' 'E' 'X' 'i' 'I' 'M' 'C' */
     int64_t pid, tid;
-    int lane;              /* index into the summary's lanes; -1 for metadata
-                              other than thread_name */
-    double ts;             /* microseconds; X: its end (ts + dur); M: 0 */
-    double begin;          /* E, X: when the span began; B: ts */
-    int depth;             /* B, E, X: the span's nesting depth, 1 = outermost;
-                              others: how many spans are open around it */
-    int orphan;            /* E closing a B that was dropped (depth 0) */
-    int unclosed;          /* E made up for a span still open at the end;
-                              ts is the trace's last timestamp */
-    const tj_value *args;  /* the "args" object, or NULL */
+    int lane;             /* index into the summary's lanes; -1 for metadata
+                             other than thread_name */
+    double ts;            /* microseconds; X: its end (ts + dur); M: 0 */
+    double begin;         /* E, X: when the span began; B: ts */
+    int depth;            /* B, E, X: the span's nesting depth, 1 = outermost;
+                             others: how many spans are open around it */
+    int orphan;           /* E closing a B that was dropped (depth 0) */
+    int unclosed;         /* E made up for a span still open at the end;
+                             ts is the trace's last timestamp */
+    const tj_value *args; /* the "args" object, or NULL */
 };
 
 typedef int (*trace_handler)(void *ctx, const struct trace_event *ev);
@@ -650,7 +681,8 @@ static int trace__lane(struct trace__walk *w, int64_t pid, int64_t tid) {
         int *slots = (int *)calloc(n, sizeof *slots);
         if (!slots) return -1;
         for (k = 0; k < s->num_lanes; k++) {
-            for (i = trace__hash(s->lanes[k].pid, s->lanes[k].tid, n); slots[i]; i = (i + 1) & (n - 1)) {
+            for (i = trace__hash(s->lanes[k].pid, s->lanes[k].tid, n); slots[i];
+                 i = (i + 1) & (n - 1)) {
             }
             slots[i] = k + 1;
         }
@@ -682,7 +714,8 @@ static int trace__lane(struct trace__walk *w, int64_t pid, int64_t tid) {
 }
 
 static int trace__is(const tj_value *v, const char *s) {
-    return v && v->type == TJ_STRING && v->length == strlen(s) && memcmp(v->string, s, v->length) == 0;
+    return v && v->type == TJ_STRING && v->length == strlen(s) &&
+           memcmp(v->string, s, v->length) == 0;
 }
 
 /* An integer member (an integer-valued number within +-2^53), or an error. */
@@ -701,7 +734,8 @@ static int trace__number(tj__parser *ps, const char *where, const tj_value *obj,
                          double *out) {
     const tj_value *v = tj_get(obj, key);
     if (!v) return tj__fail(ps, ps->elem_start, "%s: missing \"%s\"", where, key);
-    if (v->type != TJ_NUMBER) return tj__fail(ps, ps->elem_start, "%s: \"%s\" is not a number", where, key);
+    if (v->type != TJ_NUMBER)
+        return tj__fail(ps, ps->elem_start, "%s: \"%s\" is not a number", where, key);
     *out = v->number;
     return 0;
 }
@@ -709,7 +743,8 @@ static int trace__number(tj__parser *ps, const char *where, const tj_value *obj,
 static int trace__call(tj__parser *ps, struct trace__walk *w, const struct trace_event *ev) {
     int rc;
     if (!w->fn || (rc = w->fn(w->ctx, ev)) == 0) return 0;
-    return tj__fail(ps, ps->elem_start, "traceEvents[%ld]: the callback failed (%d)", ev->index, rc);
+    return tj__fail(ps, ps->elem_start, "traceEvents[%ld]: the callback failed (%d)", ev->index,
+                    rc);
 }
 
 /* Counts a B, X, i, I or C event by its name. */
@@ -726,8 +761,10 @@ static void trace__count(struct trace_lane *l, const struct trace_event *ev, lon
 }
 
 /* The arguments the events that pool.h writes must have. */
-static int trace__args(tj__parser *ps, const char *where, const struct trace_event *ev, long *tasks) {
-    static const char *const need[][2] = { { "steal", "victim" }, { "wake", "worker" }, { "inject", "tasks" } };
+static int trace__args(tj__parser *ps, const char *where, const struct trace_event *ev,
+                       long *tasks) {
+    static const char *const need[][2] = {
+        {"steal", "victim"}, {"wake", "worker"}, {"inject", "tasks"}};
     size_t i;
     int64_t v;
     if (ev->ph == 'M' && strcmp(ev->name, "thread_name") == 0) {
@@ -741,7 +778,9 @@ static int trace__args(tj__parser *ps, const char *where, const struct trace_eve
         if (!ev->args) return tj__fail(ps, ps->elem_start, "%s: missing \"args\"", where);
         if (trace__int(ps, where, ev->args, need[i][1], &v) != 0) return -1;
         if (i == 2) {
-            if (v < 0) return tj__fail(ps, ps->elem_start, "%s: inject of %lld tasks", where, (long long)v);
+            if (v < 0)
+                return tj__fail(ps, ps->elem_start, "%s: inject of %lld tasks", where,
+                                (long long)v);
             *tasks = (long)v;
         }
     }
@@ -778,17 +817,19 @@ static int trace__event(tj__parser *ps, tj_value *obj, void *ctx) {
     snprintf(where, sizeof where, "traceEvents[%ld]", ev.index);
     if (obj->type != TJ_OBJECT) return tj__fail(ps, ps->elem_start, "%s: not an object", where);
     if (!name) return tj__fail(ps, ps->elem_start, "%s: missing \"name\"", where);
-    if (name->type != TJ_STRING) return tj__fail(ps, ps->elem_start, "%s: \"name\" is not a string", where);
+    if (name->type != TJ_STRING)
+        return tj__fail(ps, ps->elem_start, "%s: \"name\" is not a string", where);
     ev.name = name->string;
     snprintf(where, sizeof where, "traceEvents[%ld] \"%.60s\"", ev.index, ev.name);
     if (!ph) return tj__fail(ps, ps->elem_start, "%s: missing \"ph\"", where);
     if (ph->type != TJ_STRING || ph->length != 1 || !strchr("BEXiIMC", ph->string[0]))
         return tj__fail(ps, ps->elem_start, "%s: \"ph\" must be one of B E X i I M C", where);
     ev.ph = ph->string[0];
-    if (trace__int(ps, where, obj, "pid", &ev.pid) != 0 || trace__int(ps, where, obj, "tid", &ev.tid) != 0)
+    if (trace__int(ps, where, obj, "pid", &ev.pid) != 0 ||
+        trace__int(ps, where, obj, "tid", &ev.tid) != 0)
         return -1;
-    snprintf(where, sizeof where, "traceEvents[%ld] \"%.60s\" (%c, tid %lld)", ev.index, ev.name, ev.ph,
-             (long long)ev.tid);
+    snprintf(where, sizeof where, "traceEvents[%ld] \"%.60s\" (%c, tid %lld)", ev.index, ev.name,
+             ev.ph, (long long)ev.tid);
     if (ev.ph != 'M' && trace__number(ps, where, obj, "ts", &ev.ts) != 0) return -1;
     if ((v = tj_get(obj, "cat")) && v->type != TJ_STRING)
         return tj__fail(ps, ps->elem_start, "%s: \"cat\" is not a string", where);
@@ -802,18 +843,21 @@ static int trace__event(tj__parser *ps, tj_value *obj, void *ctx) {
     if (ev.ph == 'M') { /* only a thread's name makes a lane; other metadata is passed on */
         w->sum->metadata++;
         if (strcmp(ev.name, "thread_name") == 0) {
-            if ((ev.lane = trace__lane(w, ev.pid, ev.tid)) < 0) return tj__fail(ps, ps->elem_start, "out of memory");
+            if ((ev.lane = trace__lane(w, ev.pid, ev.tid)) < 0)
+                return tj__fail(ps, ps->elem_start, "out of memory");
             snprintf(w->sum->lanes[ev.lane].name, sizeof w->sum->lanes[ev.lane].name, "%s",
                      tj_get(ev.args, "name")->string);
         }
         return trace__call(ps, w, &ev);
     }
-    if ((ev.lane = trace__lane(w, ev.pid, ev.tid)) < 0) return tj__fail(ps, ps->elem_start, "out of memory");
+    if ((ev.lane = trace__lane(w, ev.pid, ev.tid)) < 0)
+        return tj__fail(ps, ps->elem_start, "out of memory");
     l = &w->sum->lanes[ev.lane];
     st = &w->state[ev.lane];
     if (st->timed && ev.ts < st->last_ts)
-        return tj__fail(ps, ps->elem_start, "%s: ts %.3f goes backwards (the lane's previous event is at %.3f)",
-                        where, ev.ts, st->last_ts);
+        return tj__fail(ps, ps->elem_start,
+                        "%s: ts %.3f goes backwards (the lane's previous event is at %.3f)", where,
+                        ev.ts, st->last_ts);
     if (!st->timed) l->ts_min = l->ts_max = ev.ts;
     st->timed = 1;
     st->last_ts = ev.ts;
@@ -825,20 +869,23 @@ static int trace__event(tj__parser *ps, tj_value *obj, void *ctx) {
     ev.depth = st->depth;
     switch (ev.ph) {
     case 'B':
-        if (trace__push(st, ev.name, ev.ts) != 0) return tj__fail(ps, ps->elem_start, "out of memory");
+        if (trace__push(st, ev.name, ev.ts) != 0)
+            return tj__fail(ps, ps->elem_start, "out of memory");
         ev.depth = st->depth;
         break;
     case 'E':
         l->events++;
         if (st->depth == 0) {
             if (w->flags & TRACE_NO_ORPHANS)
-                return tj__fail(ps, ps->elem_start, "%s: unbalanced E: no B is open on this lane", where);
+                return tj__fail(ps, ps->elem_start, "%s: unbalanced E: no B is open on this lane",
+                                where);
             l->orphan_ends++;
             ev.orphan = 1;
             return trace__call(ps, w, &ev);
         }
         if (strcmp(st->stack[st->depth - 1].name, ev.name) != 0)
-            return tj__fail(ps, ps->elem_start, "%s: unbalanced E: the innermost open span is \"%.60s\" (B at ts %.3f)",
+            return tj__fail(ps, ps->elem_start,
+                            "%s: unbalanced E: the innermost open span is \"%.60s\" (B at ts %.3f)",
                             where, st->stack[st->depth - 1].name, st->stack[st->depth - 1].ts);
         ev.begin = st->stack[--st->depth].ts;
         free(st->stack[st->depth].name);
@@ -858,7 +905,8 @@ static int trace__event(tj__parser *ps, tj_value *obj, void *ctx) {
     return trace__call(ps, w, &ev);
 }
 
-static int trace__top_member(tj__parser *ps, const char *key, size_t key_length, tj_value *out, void *ctx) {
+static int trace__top_member(tj__parser *ps, const char *key, size_t key_length, tj_value *out,
+                             void *ctx) {
     struct trace__walk *w = (struct trace__walk *)ctx;
     if (key_length == 11 && memcmp(key, "traceEvents", 11) == 0) {
         tj__ws(ps);
@@ -882,8 +930,8 @@ static int trace__finish(tj__parser *ps, struct trace__walk *w) {
         struct trace_lane *l = &s->lanes[k];
         struct trace__lane_state *st = &w->state[k];
         if (st->depth > TRACE_MAX_OPEN)
-            return tj__fail(ps, ps->p, "tid %lld: %d spans left open at the end (at most %d)", (long long)l->tid,
-                            st->depth, TRACE_MAX_OPEN);
+            return tj__fail(ps, ps->p, "tid %lld: %d spans left open at the end (at most %d)",
+                            (long long)l->tid, st->depth, TRACE_MAX_OPEN);
         l->open_at_end = st->depth;
         while (st->depth > 0) {
             struct trace_event ev;
@@ -901,7 +949,8 @@ static int trace__finish(tj__parser *ps, struct trace__walk *w) {
             if (trace__call(ps, w, &ev) != 0) return -1;
             free(st->stack[--st->depth].name);
         }
-        t->events += l->events, t->jobs += l->jobs, t->sleeps += l->sleeps, t->blocking += l->blocking;
+        t->events += l->events, t->jobs += l->jobs, t->sleeps += l->sleeps,
+            t->blocking += l->blocking;
         t->steals += l->steals, t->wakes += l->wakes, t->injects += l->injects;
         t->injected_tasks += l->injected_tasks, t->other += l->other;
         t->orphan_ends += l->orphan_ends, t->open_at_end += l->open_at_end;
@@ -915,8 +964,8 @@ static int trace__finish(tj__parser *ps, struct trace__walk *w) {
 /* Checks a trace and hands each event to fn (which may be NULL): 0, or -1
    with err set. `out` may be NULL; on success free it with
    trace_summary_free, on failure it is zeroed. */
-TJ__UNUSED static int trace_walk(const char *json, size_t len, unsigned flags, trace_handler fn, void *ctx,
-                                 struct trace_summary *out, char *err, size_t errlen) {
+TJ__UNUSED static int trace_walk(const char *json, size_t len, unsigned flags, trace_handler fn,
+                                 void *ctx, struct trace_summary *out, char *err, size_t errlen) {
     struct trace_summary local;
     struct trace__walk w;
     tj__parser ps;
@@ -936,7 +985,8 @@ TJ__UNUSED static int trace_walk(const char *json, size_t len, unsigned flags, t
         rc = tj__fail(&ps, ps.p, "the top level must be an object with a \"traceEvents\" array");
     if (rc == 0) rc = tj__object(&ps, &top, trace__top_member, &w);
     if (rc == 0) rc = tj__finish(&ps);
-    if (rc == 0 && !tj_get(&top, "traceEvents")) rc = tj__fail(&ps, ps.begin, "no \"traceEvents\" array");
+    if (rc == 0 && !tj_get(&top, "traceEvents"))
+        rc = tj__fail(&ps, ps.begin, "no \"traceEvents\" array");
     if (rc == 0) rc = trace__finish(&ps, &w);
     for (k = 0; k < out->num_lanes; k++) {
         while (w.state[k].depth > 0) free(w.state[k].stack[--w.state[k].depth].name);
@@ -949,13 +999,14 @@ TJ__UNUSED static int trace_walk(const char *json, size_t len, unsigned flags, t
     return rc;
 }
 
-TJ__UNUSED static int trace_check(const char *json, size_t len, struct trace_summary *out, char *err,
-                                  size_t errlen) {
+TJ__UNUSED static int trace_check(const char *json, size_t len, struct trace_summary *out,
+                                  char *err, size_t errlen) {
     return trace_walk(json, len, 0, NULL, NULL, out, err, errlen);
 }
 
 /* The lane (pid, tid) of a summary, or NULL. */
-TJ__UNUSED static const struct trace_lane *trace_lane_find(const struct trace_summary *s, int64_t pid, int64_t tid) {
+TJ__UNUSED static const struct trace_lane *trace_lane_find(const struct trace_summary *s,
+                                                           int64_t pid, int64_t tid) {
     int k;
     for (k = 0; k < s->num_lanes; k++)
         if (s->lanes[k].pid == pid && s->lanes[k].tid == tid) return &s->lanes[k];
@@ -965,16 +1016,16 @@ TJ__UNUSED static const struct trace_lane *trace_lane_find(const struct trace_su
 /* A table of the summary, one line per lane and a total. */
 TJ__UNUSED static void trace_summary_print(const struct trace_summary *s, FILE *f) {
     int k;
-    fprintf(f, "%-16s %5s %8s %8s %7s %7s %7s %7s %8s %6s %6s %5s\n", "lane", "tid", "events", "jobs",
-            "steals", "sleeps", "wakes", "injects", "blocking", "other", "orphan", "open");
+    fprintf(f, "%-16s %5s %8s %8s %7s %7s %7s %7s %8s %6s %6s %5s\n", "lane", "tid", "events",
+            "jobs", "steals", "sleeps", "wakes", "injects", "blocking", "other", "orphan", "open");
     for (k = 0; k <= s->num_lanes; k++) {
         const struct trace_lane *l = k < s->num_lanes ? &s->lanes[k] : &s->total;
         char tid[24];
         snprintf(tid, sizeof tid, "%lld", (long long)l->tid);
         fprintf(f, "%-16.16s %5s %8ld %8ld %7ld %7ld %7ld %7ld %8ld %6ld %6ld %5ld\n",
-                k < s->num_lanes ? (l->name[0] ? l->name : "?") : "total", k < s->num_lanes ? tid : "",
-                l->events, l->jobs, l->steals, l->sleeps, l->wakes, l->injects, l->blocking, l->other,
-                l->orphan_ends, l->open_at_end);
+                k < s->num_lanes ? (l->name[0] ? l->name : "?") : "total",
+                k < s->num_lanes ? tid : "", l->events, l->jobs, l->steals, l->sleeps, l->wakes,
+                l->injects, l->blocking, l->other, l->orphan_ends, l->open_at_end);
     }
     fprintf(f, "%d lanes, %ld events (%ld metadata), ts %.3f to %.3f us\n", s->num_lanes, s->events,
             s->metadata, s->ts_min, s->ts_max);

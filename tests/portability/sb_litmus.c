@@ -55,7 +55,8 @@ int main(void) {
     pthread_join(b, NULL);
     for (j = 1; j <= N; j++)
         if (r1[j] + 1 <= N && r0[r1[j] + 1] < j) bad++;
-    printf("store buffering, seq_cst store then seq_cst load: %ld forbidden outcomes in %d rounds\n",
-           bad, N);
+    printf(
+        "store buffering, seq_cst store then seq_cst load: %ld forbidden outcomes in %d rounds\n",
+        bad, N);
     return bad != 0;
 }
