@@ -461,25 +461,31 @@ static void *scope_loop_waiter(void *arg) {
     return NULL;
 }
 
+/* Runs fn on n threads at once, thread i with args + i * size, and waits
+   for all of them. */
+#define SCOPE_THREADS_MAX 8
+static void run_scope_threads(int n, void *(*fn)(void *), void *args, size_t size) {
+    pthread_t th[SCOPE_THREADS_MAX];
+    int i;
+    CHECK(n <= SCOPE_THREADS_MAX);
+    for (i = 0; i < n && i < SCOPE_THREADS_MAX; i++)
+        CHECK(pthread_create(&th[i], NULL, fn, (char *)args + (size_t)i * size) == 0);
+    while (i-- > 0) pthread_join(th[i], NULL);
+}
+
 static void test_scope_waiters_loop(void) {
     pool *p = test_pool(2);
     pool_scope s;
     loop_waiter lw[LOOP_WAITERS];
-    pthread_t th[LOOP_WAITERS];
     long waits = (long)test_scaled(LOOP_WAITS, 1000);
     int i;
     test_watchdog(60, "test_contract: threads waiting on one scope in a loop (a waiter joined a "
                       "wait as its owner re-armed the scope, and blocked in a round nobody owns)");
     printf("  %d threads waiting on one empty scope %ld times each\n", LOOP_WAITERS, waits);
     pool_scope_init(&s, p);
-    for (i = 0; i < LOOP_WAITERS; i++) {
-        lw[i].scope = &s, lw[i].waits = waits, lw[i].failures = 0;
-        CHECK(pthread_create(&th[i], NULL, scope_loop_waiter, &lw[i]) == 0);
-    }
-    for (i = 0; i < LOOP_WAITERS; i++) {
-        pthread_join(th[i], NULL);
-        CHECK_EQ_I64(lw[i].failures, 0);
-    }
+    for (i = 0; i < LOOP_WAITERS; i++) lw[i].scope = &s, lw[i].waits = waits, lw[i].failures = 0;
+    run_scope_threads(LOOP_WAITERS, scope_loop_waiter, lw, sizeof lw[0]);
+    for (i = 0; i < LOOP_WAITERS; i++) CHECK_EQ_I64(lw[i].failures, 0);
     CHECK(pool_destroy(p) == 0);
 }
 
@@ -533,7 +539,6 @@ static void test_scope_spawn_waiters(void) {
     pool *p = test_pool(2);
     pool_scope s;
     spawn_waiter sw[SPAWN_WAITERS];
-    pthread_t th[SPAWN_WAITERS];
     long waits = (long)test_scaled(SPAWN_WAITS, 1000);
     int i;
     test_watchdog(90, "test_contract: threads spawning into one scope and waiting on it (a spawn "
@@ -541,12 +546,10 @@ static void test_scope_spawn_waiters(void) {
     printf("  %d threads each spawning a task into one scope and waiting, %ld times\n",
            SPAWN_WAITERS, waits);
     pool_scope_init(&s, p);
-    for (i = 0; i < SPAWN_WAITERS; i++) {
+    for (i = 0; i < SPAWN_WAITERS; i++)
         sw[i].scope = &s, sw[i].waits = waits, sw[i].failures = sw[i].early = 0;
-        CHECK(pthread_create(&th[i], NULL, scope_spawn_waiter, &sw[i]) == 0);
-    }
+    run_scope_threads(SPAWN_WAITERS, scope_spawn_waiter, sw, sizeof sw[0]);
     for (i = 0; i < SPAWN_WAITERS; i++) {
-        pthread_join(th[i], NULL);
         CHECK_EQ_I64(sw[i].failures, 0);
         CHECK_EQ_I64(sw[i].early, 0);
     }
