@@ -35,6 +35,9 @@
  *   test_pool(threads)     a new pool of that many workers, or exit(2).
  *   test_pool_cfg(cfg)     a new pool with that configuration, or exit(2).
  *   test_fib(arg)          fib through pool_join on test_fib_pool.
+ *   test_count(arg)        a pool_fn adding 1 to the atomic_int at arg.
+ *   test_counted_task      a pool_task counting its runs in *runs after
+ *                          sleeping sleep_us (TEST_COUNTED_TASK(r, us)).
  *   CALL_IN(p, fn, arg)    how a scenario enters its pool from outside:
  *                          pool_call_on_worker, on a worker, as white-box
  *                          checks assume; tests/test_waiting_slots.sh
@@ -414,6 +417,27 @@ TEST__UNUSED static pool *test_pool(int threads) {
 #ifndef CALL_IN
 #define CALL_IN pool_call_on_worker
 #endif
+
+/* A pool_fn that counts its calls in the atomic_int its argument points to. */
+TEST__UNUSED static void test_count(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+/* A pool_task that sleeps sleep_us, then counts its run in *runs. */
+typedef struct test_counted_task {
+    pool_task task;
+    atomic_int *runs;
+    long sleep_us;
+} test_counted_task;
+
+TEST__UNUSED static void test_counted_run(pool_task *t) {
+    test_counted_task *c = (test_counted_task *)(void *)t;
+    if (c->sleep_us > 0) test_sleep_us(c->sleep_us);
+    atomic_fetch_add(c->runs, 1);
+}
+
+/* clang-format off: an initialiser, not a block */
+#define TEST_COUNTED_TASK(runs, sleep_us) \
+    { POOL_TASK_INIT(test_counted_run), (runs), (sleep_us) }
+/* clang-format on */
 
 /* fib(n) through pool_join on test_fib_pool, with no cutoff. */
 typedef struct test_fib_arg {

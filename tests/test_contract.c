@@ -323,16 +323,11 @@ static void test_fairness(void) {
 static pool *pa, *pb;
 static atomic_int destroy_begun, g_runs;
 
-static void g_fn(void *arg) {
-    (void)arg;
-    atomic_fetch_add(&g_runs, 1);
-}
-
 static void b_task_run(pool_task *t) {
     (void)t;
     wait_flag(&destroy_begun, 10);
     test_sleep_us(2000); /* the destroying worker is inside pool_destroy now */
-    CALL_IN(pa, g_fn, NULL);
+    CALL_IN(pa, test_count, &g_runs);
 }
 
 static void destroy_b(void *arg) {
@@ -571,17 +566,10 @@ static pool_scope below_s, below_s2;
 static atomic_int below_t_ran, below_x_ran, below_g_ran, below_b_done, below_want_x,
     below_x_spawned;
 
-static void below_t(pool_task *t) {
-    (void)t;
-    atomic_store(&below_t_ran, 1);
-}
-static void below_x(pool_task *t) {
-    (void)t;
-    atomic_store(&below_x_ran, 1);
-}
+static test_counted_task below_task_t = TEST_COUNTED_TASK(&below_t_ran, 0),
+                         below_task_x = TEST_COUNTED_TASK(&below_x_ran, 0);
 static void below_d(pool_task *t) { (void)t; }
-static pool_task below_task_t = POOL_TASK_INIT(below_t), below_task_x = POOL_TASK_INIT(below_x),
-                 below_task_d = POOL_TASK_INIT(below_d);
+static pool_task below_task_d = POOL_TASK_INIT(below_d);
 
 static void below_f(void *arg) {
     (void)arg;
@@ -590,24 +578,19 @@ static void below_f(void *arg) {
     pool_scope_wait(&below_s2);
 }
 
-static void below_g(void *arg) {
-    (void)arg;
-    atomic_store(&below_g_ran, 1);
-}
-
 static void below_nop(void *arg) { (void)arg; }
 
 static void below_b(pool_task *t) {
     (void)t;
     pool_scope_wait(&below_s);
-    pool_join(below_pool, below_f, NULL, below_g, NULL);
+    pool_join(below_pool, below_f, NULL, test_count, &below_g_ran);
     atomic_store(&below_b_done, 1);
 }
 static pool_task below_task_b = POOL_TASK_INIT(below_b);
 
 static void below_a(pool_task *t) {
     (void)t;
-    CHECK(pool_scope_spawn(&below_s, &below_task_t) == 0);
+    CHECK(pool_scope_spawn(&below_s, &below_task_t.task) == 0);
     CHECK(pool_submit(below_pool, &below_task_d) == 0);
     CHECK(pool_submit(below_pool, &below_task_b) == 0);
 }
@@ -623,7 +606,7 @@ static void test_waits_below_run_base(void) {
     pool_scope_init(&below_s2, below_pool);
     CHECK(pool_submit(below_pool, &below_task_a) == 0);
     wait_flag(&below_want_x, 5);
-    CHECK(pool_scope_spawn(&below_s2, &below_task_x) == 0); /* from outside: injected */
+    CHECK(pool_scope_spawn(&below_s2, &below_task_x.task) == 0); /* from outside: injected */
     atomic_store(&below_x_spawned, 1);
     wait_flag(&below_b_done, 5);
     CHECK_MSG(atomic_load(&below_b_done), "B did not finish (T %d, X %d, g %d)",
@@ -658,17 +641,13 @@ static pool_scope ontop_s;
 static atomic_int ontop_a_ready, ontop_x_ran, ontop_x_status, ontop_c_runs, ontop_root_status;
 static atomic_int ontop_root_worker, ontop_x_worker;
 
-static void ontop_c(pool_task *t) {
-    (void)t;
-    atomic_fetch_add(&ontop_c_runs, 1);
-}
-static pool_task ontop_task_c = POOL_TASK_INIT(ontop_c);
+static test_counted_task ontop_task_c = TEST_COUNTED_TASK(&ontop_c_runs, 0);
 
 static void ontop_x(void *arg) {
     (void)arg;
     atomic_store(&ontop_x_worker, pool_worker_index());
     atomic_store(&ontop_x_ran, 1);
-    CHECK(pool_scope_spawn(&ontop_s, &ontop_task_c) == 0);
+    CHECK(pool_scope_spawn(&ontop_s, &ontop_task_c.task) == 0);
     atomic_store(&ontop_x_status, pool_scope_wait_status(&ontop_s));
 }
 /* A's first half: X was pushed before it began. */

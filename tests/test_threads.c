@@ -160,16 +160,10 @@ static void check_bad_stack(void) {
 
 static atomic_int lazy_ran;
 
-static void lazy_sleep(pool_task *t) {
-    (void)t;
-    test_sleep_us(5000);
-    atomic_fetch_add(&lazy_ran, 1);
-}
-
 static void nothing(void *arg) { (void)arg; }
 
 static void check_lazy_start(void) {
-    static pool_task tasks[LAZY_TASKS];
+    static test_counted_task tasks[LAZY_TASKS];
     pool_task *batch[LAZY_TASKS];
     pool_config cfg;
     pool *p = NULL;
@@ -183,8 +177,8 @@ static void check_lazy_start(void) {
     pool_call_on_worker(p, nothing, NULL);
     CHECK_EQ_I64((pool_stats_get(p, &st), st.threads_started), 1);
     for (i = 0; i < LAZY_TASKS; i++) {
-        tasks[i] = (pool_task)POOL_TASK_INIT(lazy_sleep);
-        batch[i] = &tasks[i];
+        tasks[i] = (test_counted_task)TEST_COUNTED_TASK(&lazy_ran, 5000);
+        batch[i] = &tasks[i].task;
     }
     CHECK(pool_submit_batch(p, batch, LAZY_TASKS) == 0);
     while (atomic_load(&lazy_ran) < LAZY_TASKS) test_sleep_us(1000);
