@@ -42,20 +42,14 @@
        in parallel, and returns when both are done. pool_call(p, fn, arg)
        runs fn on the pool and waits. pool_parallel_for splits a range.
        On a worker a join is lazy: b is recorded on the worker's own stack
-       and run as a plain call after a, unless an idle worker asked for
-       work, or the pool wants a thread busy, when a join begins; then the
-       oldest half still recorded is made stealable. The outermost join of
-       a task, and pool_parallel_for's splits, make b stealable at once. A
-       half that waits behind an a that joins no further is not made
-       stealable until a returns: fork at a fine grain, or use a scope or
-       pool_parallel_for for a few long pieces.
+       and runs as a plain call after a unless someone can take it; then
+       it is made stealable (pool_join says when). Fork at a fine grain,
+       or use a scope or pool_parallel_for for a few long pieces.
      - scopes: pool_scope_init / pool_scope_spawn / pool_scope_wait run any
-       number of caller-owned tasks and wait for all of them. A busy
-       worker whose deque holds spawn_throttle tasks already (8, or
-       num_threads if more), while no thread of its pool is idle or still
-       to start, runs a spawn from the body that made the scope at once: a
-       task must not wait for what its spawner does after the spawn,
-       unless spawn_throttle is POOL_SPAWN_THROTTLE_OFF.
+       number of caller-owned tasks and wait for all of them. When every
+       worker is busy and the spawner's deque is full, a spawn may run its
+       task at once (pool_scope_spawn says when), so a task must not wait
+       for what its spawner does after the spawn.
      - detached tasks: pool_submit / pool_submit_batch queue caller-owned
        tasks and return at once.
 
@@ -112,32 +106,15 @@
    blocking threads, which start on demand (up to max_blocking_threads)
    and exit after blocking_keep_alive_ms without work:
 
-     pool_submit_blocking(p, task)      fire and forget; always runs, even
-                                        on pool_destroy_fast
-     pool_submit_blocking_job(p, job)   a pool_blocking_job: set `run`, and
-                                        optionally `on_cancel`, `mandatory`
-                                        (made with POOL_BLOCKING_JOB_INIT or
-                                        zeroed). Submitted again before its
-                                        wait, from its run or after a run
-                                        nobody waited for, it adds a run.
-     pool_wait_blocking_job(job)        waits for it: 0 if it ran, ECANCELED
-                                        if a fast shutdown skipped it. A
-                                        worker that waits parks (see
-                                        WAITING). Wait once per submission
-                                        (and its added runs); waiting after
-                                        the pool was destroyed is fine.
-     pool_destroy_fast(p)               pool_destroy, except that queued
-                                        jobs not marked mandatory are
-                                        skipped: on_cancel is called (on the
-                                        destroying thread) and their wait
-                                        returns ECANCELED.
+     pool_submit_blocking(p, task)      fire and forget; always runs
+     pool_submit_blocking_job(p, job)   a job that can be waited for
+     pool_wait_blocking_job(job)        waits for it: 0 if it ran,
+                                        ECANCELED if it was skipped
+     pool_destroy_fast(p)               pool_destroy, skipping queued jobs
+                                        not marked mandatory
 
-   A job must stay valid until its wait returns, or until pool_destroy
-   returns if nobody waits. If no blocking thread exists and none can be
-   started, the submit returns EAGAIN and does not take the task: run it
-   yourself, or retry later. A blocking task may itself submit and wait,
-   but with every blocking thread waiting on tasks queued behind them,
-   nothing can run: keep max_blocking_threads above such nesting.
+   Their blocks below say the rules: when a job may be submitted again,
+   how long it must stay valid, what EAGAIN leaves you to do.
 
    ERRORS
 
@@ -168,96 +145,34 @@
    thread. pool_scope_wait returns nothing either (pool_scope_wait_status
    says when it did not wait).
 
-   CONFIGURATION (pool_config, zero-initialised = every default)
-     num_threads      0: $POOL_NUM_THREADS if set, else the number of CPUs
-                      this process may run on (its affinity mask), capped
-                      on Linux by its cgroup v2 CPU quota: ceil(quota /
-                      period) of the smallest cpu.max from its cgroup up
-     stack_size       0: platform default
-     name             worker thread name prefix; threads are "name-0", ...
-     on_thread_start, on_thread_exit, user
-                      called on each worker thread as it starts and exits
-                      (not on blocking threads, which are named "name-blk")
-     max_blocking_threads    blocking threads at most; 0: 512
-     blocking_keep_alive_ms  an idle blocking thread exits after this;
-                      0: 10000
-     max_spare_threads       spare threads at most (see WAITING); 0: 256
-     spin_us          the idle policy: a worker that runs out of work keeps
-                      searching this many microseconds (yielding the CPU
-                      between searches) before the usual short search and
-                      sleep, so that work arriving within that gap starts
-                      without a kernel wake-up, for that much CPU per idle
-                      spell (from the end of one task to the start of the
-                      next, however often the worker is woken for work
-                      that another took first). 0: $POOL_SPIN_US if it is a number up to
-                      1000000, else no spin (an idle pool costs next to
-                      nothing). pool_stats.spin_ns says what it cost.
-     heartbeat_us     while any worker of the pool is busy, its monitor
-                      thread asks every worker this often to promote its
-                      lazy join halves (see pool_join) at its next join, so
-                      that they are ready for a worker that runs out of
-                      work; the monitor sleeps when every worker is idle or
-                      asleep, and uses no signal. 0: $POOL_HEARTBEAT_US if
-                      it is a number up to 1000000 (0 there: none), else
-                      POOL_HEARTBEAT_DEFAULT_US (0: none; define it before
-                      the implementation to change it); POOL_HEARTBEAT_OFF:
-                      none. Off by default: idle and waiting workers ask
-                      for halves themselves, and a heartbeat's promotions
-                      and wake-ups cost more than they gave in every
-                      benchmark measured (bench/results/heartbeat.txt). On
-                      Windows a heartbeat is as coarse as the system's timer.
-     spawn_throttle   a worker whose deque holds this many tasks, with no
-                      worker of its pool idle and every thread it wants
-                      started, runs a task spawned into a
-                      scope by the function that made the scope at once
-                      (see pool_scope_spawn). 0: num_threads, but at least
-                      POOL_SPAWN_THROTTLE_DEFAULT (8; define it before the
-                      implementation to change it); POOL_SPAWN_THROTTLE_OFF:
-                      every spawn is queued,
-                      for a program whose tasks wait for what their
-                      spawner does after the spawn.
-     external_slots   how many threads outside the pool may work in it at
-                      once (see pool_call), 1 to 30; 0:
-                      POOL_EXTERNAL_SLOTS_DEFAULT (4; define it before the
-                      implementation to change it); POOL_EXTERNAL_SLOTS_NONE:
-                      every call from outside runs on a worker while its
-                      caller blocks.
-     cpus, num_cpus   pin worker i to CPU cpus[i % num_cpus] (the list is
-                      copied). Linux and Windows (CPUs 0-63 of the
-                      thread's processor group); elsewhere, and for a CPU
-                      the system refuses, the worker runs unpinned, which
-                      its pool_worker_stats.cpu (-1) shows. Blocking
-                      threads are never pinned.
+   CONFIGURATION
+
+   pool_create takes a pool_config: zero-initialised, every field takes
+   its default, so set only what you change. Each field's meaning, range
+   and default is beside it in struct pool_config below; num_threads,
+   spin_us and heartbeat_us may also be set from the environment
+   ($POOL_NUM_THREADS, $POOL_SPIN_US, $POOL_HEARTBEAT_US) when the field
+   is 0.
 
    LOOKING INSIDE
      pool_worker_index()              the calling thread's index in its
-                      pool: a worker's is below num_threads, a spare's
-                      from there up, and an outside caller's working in an
-                      external slot the slot's, the last external_slots
-                      below pool_worker_index_limit(p); -1 on other
-                      threads. Size per-thread arrays by the limit.
-     pool_stats_get(p, &s)            totals (see struct pool_stats)
-     pool_worker_stats_get(p, i, &w)  worker i's counters and pinned CPU
+                                      pool, -1 outside every pool
+     pool_stats_get(p, &s)            the pool's counters, summed
+     pool_worker_stats_get(p, i, &w)  one thread's counters, pinned CPU
      pool_stats_print(p, stderr)      both, formatted for a terminal
-     pool_trace_write(p, "t.json")    with POOL_TRACE: the last
-                      POOL_TRACE_EVENTS events of every thread (jobs,
-                      steals, sleeps, wake-ups, injections, blocking
-                      tasks) in Chrome's trace format: open it in
-                      ui.perfetto.dev or chrome://tracing. Safe while the
-                      pool runs; without POOL_TRACE it returns ENOTSUP.
-                      Besides the workers, 64 threads get a lane: blocking
-                      threads (a lane is freed when its thread exits) and
-                      threads outside the pool (kept for good); events of
-                      threads beyond that are not recorded.
+     pool_trace_write(p, "t.json")    with POOL_TRACE: a Chrome trace of
+                                      the last events of every thread
 
    FORK
      After fork(), the child may use pool.h: its default pool is a new
      one, created on first use. A pool created before the fork has no
-     threads in the child: submissions to it return ECHILD, and pool_join,
-     pool_call and pool_parallel_for on it run the work on the calling
-     thread; pool_scope_wait on it returns at once (what was spawned
-     before the fork stays the parent's). A child forked from inside a
-     task should only exec or _exit: its stack still belongs to a worker.
+     threads in the child: submissions to it and its pool_destroy return
+     ECHILD; pool_join, pool_call and pool_parallel_for on it run the work
+     on the calling thread; pool_scope_wait on it returns at once (what was
+     spawned before the fork stays the parent's); waiting for a blocking
+     job submitted before the fork and unfinished then returns ECHILD. A
+     child forked from inside a task should only exec or _exit: its stack
+     still belongs to a worker.
 
    COMPILE-TIME OPTIONS (define before including with POOL_IMPLEMENTATION)
      POOL_STATIC          make every function static to the including file
@@ -395,33 +310,79 @@ struct pool_task {
     { (fn), 0, 0 }
 /* clang-format on */
 
-/* pool_config: the settings of pool_create; zero-initialised, every default
-   (see CONFIGURATION for each field's range and default). */
+/* pool_config: the settings of pool_create. Zero-initialised, every field
+   takes its default; each field's meaning, range and default is here, and
+   pool_create returns EINVAL for a value out of range. */
 struct pool_config {
-    int num_threads;   /* 0: $POOL_NUM_THREADS, else the CPUs this process may use */
-    size_t stack_size; /* 0: platform default */
-    const char *name;  /* worker thread name prefix; NULL: "pool" */
+    /* Worker threads at most, 0 to 65535. 0: $POOL_NUM_THREADS if it is set
+       (1 to 65535), else the CPUs in this process's affinity mask, capped on
+       Linux by its cgroup v2 CPU quota (ceil(quota / period) of the smallest
+       cpu.max from its cgroup up to the root). */
+    int num_threads;
+    /* The workers' stack size; 0: the platform's. A size the system refuses
+       (below its minimum, more than it can map) is EINVAL, tried once at
+       create with a thread that exits at once. */
+    size_t stack_size;
+    /* Thread name prefix: workers are "name-0", "name-1", ...; blocking
+       threads "name-blk". NULL: "pool". */
+    const char *name;
+    /* Called on each worker and spare thread itself, before its first task
+       and after its last, with `user` and its worker index; not on blocking
+       threads. NULL: none. */
     void (*on_thread_start)(void *user, int worker_index);
     void (*on_thread_exit)(void *user, int worker_index);
+    /* Passed to the thread hooks and to POOL_MALLOC / POOL_FREE. */
     void *user;
-    int max_blocking_threads;        /* blocking-pool thread cap; 0: 512 */
-    unsigned blocking_keep_alive_ms; /* idle blocking thread exits after this; 0: 10000 */
-    const int *cpus;         /* optional: worker i is pinned to cpus[i % num_cpus] (copied) */
-    int num_cpus;            /* entries in cpus; 0: no pinning */
-    int max_spare_threads;   /* threads started beyond num_threads to stand in for workers
-                                parked in a wait; 0: 256 */
-    unsigned spin_us;        /* microseconds an idle worker keeps searching before it starts to fall
-                                asleep, at most 1000000; 0: $POOL_SPIN_US, else none */
-    unsigned heartbeat_us;   /* microseconds between heartbeats while a worker is busy, at most
-                                1000000, or POOL_HEARTBEAT_OFF; 0: $POOL_HEARTBEAT_US, else
-                                POOL_HEARTBEAT_DEFAULT_US */
-    unsigned spawn_throttle; /* tasks a busy worker's deque holds before its spawns run at
-                                once (see pool_scope_spawn), 1 to 65535, or
-                                POOL_SPAWN_THROTTLE_OFF; 0: num_threads, at least
-                                POOL_SPAWN_THROTTLE_DEFAULT */
-    int external_slots;      /* threads outside the pool that may work in it at once (see
-                                pool_call), 1 to 30, or POOL_EXTERNAL_SLOTS_NONE; 0:
-                                POOL_EXTERNAL_SLOTS_DEFAULT */
+    /* Blocking threads at most, >= 0; 0: 512. */
+    int max_blocking_threads;
+    /* An idle blocking thread exits after this many milliseconds; 0: 10000. */
+    unsigned blocking_keep_alive_ms;
+    /* Pin worker i to CPU cpus[i % num_cpus] (the list is copied; CPUs 0 to
+       1023, num_cpus >= 0; NULL cpus with num_cpus > 0 is EINVAL). Linux and
+       Windows (CPUs 0-63 of the thread's processor group); elsewhere, and
+       for a CPU the system refuses, the worker runs unpinned, which its
+       pool_worker_stats.cpu (-1) shows. Blocking threads are never pinned.
+       num_cpus 0: no pinning. */
+    const int *cpus;
+    int num_cpus;
+    /* Spare threads at most, 0 to 65535; 0: 256. A worker that parks in a
+       wait has its pool start a spare while queued work needs one (see
+       WAITING); spares have worker indices from num_threads up, sleep when
+       idle, and stay. */
+    int max_spare_threads;
+    /* The idle policy, 0 to 1000000: microseconds a worker that ran out of
+       work keeps searching (yielding the CPU between searches) before the
+       usual short search and sleep, so that work arriving within the gap
+       starts without a kernel wake-up. It costs that much CPU per idle
+       spell (from the end of one task to the start of the next: a worker
+       woken for work that another took first does not spin again), which
+       pool_stats.spin_ns counts. 0: $POOL_SPIN_US if it is a number up to
+       1000000, else no spin (an idle pool costs next to nothing). */
+    unsigned spin_us;
+    /* While any worker is busy, the pool's monitor thread asks every worker
+       this often (microseconds, up to 1000000) to promote its lazy join
+       halves at its next join (see pool_join), so that a worker that runs
+       out of work finds them queued. The monitor blocks when every worker is
+       idle, asleep or parked, and uses no signal; on Windows a heartbeat is
+       as coarse as the system's timer. POOL_HEARTBEAT_OFF: none. 0:
+       $POOL_HEARTBEAT_US if it is a number up to 1000000 (0 there: none),
+       else POOL_HEARTBEAT_DEFAULT_US (0: none). Off by default: idle and
+       waiting workers ask for halves themselves (bench/results/heartbeat.txt
+       has what a heartbeat cost and gave). */
+    unsigned heartbeat_us;
+    /* A busy worker whose deque holds this many tasks, with no worker of its
+       pool idle and every thread the pool wants started, runs a task spawned
+       into a scope by the function that made the scope at once (see
+       pool_scope_spawn); 1 to 65535. POOL_SPAWN_THROTTLE_OFF: every spawn is
+       queued, for a program whose tasks wait for what their spawner does
+       after the spawn. 0: num_threads, but at least
+       POOL_SPAWN_THROTTLE_DEFAULT (8). */
+    unsigned spawn_throttle;
+    /* How many threads outside the pool may work in it at once (see
+       pool_call), 1 to 30. POOL_EXTERNAL_SLOTS_NONE: every call from outside
+       runs on a worker while its caller blocks. 0:
+       POOL_EXTERNAL_SLOTS_DEFAULT (4). */
+    int external_slots;
 };
 
 /* pool_config.heartbeat_us: no heartbeat. */
@@ -578,8 +539,10 @@ POOL_DEF int pool_destroy(pool *p);
    join, or when a join begins and an idle or waiting worker (or the
    heartbeat) has asked this worker for work, or the pool wants a thread
    busy (a worker asleep, a thread not yet started); otherwise it runs as
-   a plain call after a (see >>lazy in the implementation). From
-   outside the pool it runs as pool_call does. Each nested level takes a
+   a plain call after a (see >>lazy in the implementation). So a b behind
+   an a that joins no further is not stealable until a returns: fork at a
+   fine grain, or use a scope or pool_parallel_for for a few long pieces.
+   From outside the pool it runs as pool_call does. Each nested level takes a
    frame of the caller's stack (bench/stack.c measures it).
    Errors:  none; a NULL a or b is skipped (the other runs on the caller).
    Threads: any.
@@ -702,8 +665,9 @@ POOL_DEF int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n);
    Errors:  EINVAL: NULL t or t->run. EBUSY: t is still queued. ECANCELED:
             p's destroy has shut its blocking pool down. EAGAIN: no
             blocking thread exists and none could be started (t was not
-            taken). ENOMEM: the default pool could not be created. ECHILD:
-            a pool created before a fork().
+            taken: run it yourself, or retry later). ENOMEM: the default
+            pool could not be created. ECHILD: a pool created before a
+            fork().
    Threads: any.
    Blocks:  no. */
 POOL_DEF int pool_submit_blocking(pool *p, pool_task *t);
@@ -725,7 +689,10 @@ POOL_DEF int pool_submit_blocking_job(pool *p, pool_blocking_job *job);
             forked child, a job submitted before the fork and unfinished.
    Threads: any; on a worker, its pool starts a spare thread while it
             waits, if work is queued there.
-   Blocks:  until the job has run or was skipped. */
+   Blocks:  until the job has run or was skipped. A blocking job may
+            itself submit jobs and wait for them, but with every blocking
+            thread waiting on jobs queued behind them nothing can run: keep
+            max_blocking_threads above such nesting. */
 POOL_DEF int pool_wait_blocking_job(pool_blocking_job *job);
 
 /* pool_destroy_fast: pool_destroy, except that queued blocking jobs not
@@ -794,8 +761,12 @@ POOL_DEF int pool_stats_print(const pool *p, FILE *out);
 /* ---- tracing ------------------------------------------------------------ */
 
 /* pool_trace_write: with POOL_TRACE, writes the last POOL_TRACE_EVENTS
-   events of every thread of p to the file at path, in Chrome's trace
-   format (open it in ui.perfetto.dev). Safe while p runs.
+   events of every thread of p (jobs, steals, sleeps, wake-ups,
+   injections, blocking tasks) to the file at path, in Chrome's trace
+   format (open it in ui.perfetto.dev or chrome://tracing). Safe while p
+   runs. Besides the workers, 64 threads get a lane: blocking threads (a
+   lane is freed when its thread exits) and threads outside the pool (kept
+   for good); the events of threads beyond those are not recorded.
    Errors:  ENOTSUP: built without POOL_TRACE. EINVAL: path is NULL. The
             errno of fopen (ENOENT, EACCES, ...). The errno of a failed
             write or close (ENOSPC, ...), else EIO. ENOMEM.

@@ -14,6 +14,9 @@
 #  - The CONTENTS list of the top block names every section of the
 #    implementation by its grep tag (">>name"), in file order, and each
 #    section's header carries its tag.
+#  - README's API reference has a row for every public function, and its
+#    configuration table one for every field of pool_config: README
+#    summarises what pool.h says in full, and must not miss a name.
 #
 # Run from the repository root; run.sh runs it as part of `make test`.
 awk '
@@ -75,4 +78,27 @@ if [ -z "$listed" ] || [ "$listed" != "$headed" ]; then
     exit 1
 fi
 echo "test_docs: $(echo "$headed" | wc -l) sections, each listed in CONTENTS in file order"
+
+# README's reference: a row per public function, a row per config field.
+public=$(sed -n '1,/^#endif \/\* POOL_H \*\//s/^POOL_DEF [^(]*[ *]\([a-z_0-9]*\)(.*/\1/p' pool.h)
+fields=$(sed -n '/^struct pool_config {/,/^};/p' pool.h | grep '^    [a-z]' |
+    sed 's/(\*\([a-z_0-9]*\)).*/\1/; s/;.*//; s/.*[ *]//')
+reference=$(sed -n '/^## API reference/,/^### Bad input/p' README.md)
+missing=0
+for f in $public; do
+    echo "$reference" | grep -q "^| \`[^|]*[ *]$f(" && continue
+    echo "test_docs: README's API reference has no row for $f"
+    missing=$((missing + 1))
+done
+for f in $fields; do
+    echo "$reference" | grep -q "^| [^|]*\`$f\`" && continue
+    echo "test_docs: README's configuration table has no row for pool_config.$f"
+    missing=$((missing + 1))
+done
+if [ "$(echo $public | wc -w)" -lt 20 ] || [ "$(echo $fields | wc -w)" -lt 12 ]; then
+    echo "test_docs: read only $(echo $public | wc -w) functions and $(echo $fields | wc -w) fields"
+    exit 1
+fi
+echo "test_docs: README lists $(echo $public | wc -w) functions and $(echo $fields | wc -w) pool_config fields, $missing missing"
+[ $missing = 0 ] || exit 1
 exit $rc_blocks
