@@ -50,6 +50,8 @@
        worker is busy and the spawner's deque is full, a spawn may run its
        task at once (pool_scope_spawn says when), so a task must not wait
        for what its spawner does after the spawn.
+       pool_scope_cancel stops a scope's work early: tasks not yet
+       started are skipped, and its wait says ECANCELED.
      - detached tasks: pool_submit / pool_submit_batch queue caller-owned
        tasks and return at once.
 
@@ -422,6 +424,8 @@ struct pool_stats {
                                  idle worker (see pool_join); the others were plain calls */
     uint64_t spawns_inline;   /* scope tasks run at once by their spawner, whose deque was
                                  full enough (see pool_scope_spawn); not in jobs_run */
+    uint64_t tasks_cancelled; /* scope tasks skipped by a cancel (see pool_scope_cancel);
+                                 not in jobs_run */
     uint64_t slot_calls;      /* calls and scope waits of outside threads that worked in an
                                  external slot (see pool_call); the rest were injected */
     /* The blocking pool. The first three are current values, kept without
@@ -438,21 +442,22 @@ struct pool_stats {
 /* pool_worker_stats: one worker's, spare's or external slot's counters
    (pool_worker_stats_get); pool_stats sums them. */
 struct pool_worker_stats {
-    uint64_t jobs_run;       /* tasks and join halves run from a queue (see pool_stats) */
-    uint64_t jobs_stolen;    /* ... of which this worker stole from another */
-    uint64_t steals_failed;  /* steal attempts that lost a race */
-    uint64_t jobs_injected;  /* tasks it took from the pool's injector (posted from outside) */
-    uint64_t sleeps;         /* times it blocked in the kernel */
-    uint64_t wakeups;        /* times it was woken from the kernel */
-    uint64_t wakeups_wasted; /* ... and went back to sleep without running a task */
-    uint64_t waits_parked;   /* times it parked in a wait (see pool_stats) */
-    uint64_t wait_depth_max; /* the most waits nested on its stack */
-    uint64_t spin_ns;        /* time it spent searching within the spin budget */
-    uint64_t joins_promoted; /* join halves it made stealable (see pool_stats) */
-    uint64_t spawns_inline;  /* scope tasks it ran at once as it spawned them (see pool_stats) */
-    uint64_t slot_calls;     /* an external slot: the calls and waits run in it */
-    int started;             /* 1 if its thread has been started (never, for a slot) */
-    int cpu;                 /* the CPU it pinned itself to as it started; -1: none (yet) */
+    uint64_t jobs_run;        /* tasks and join halves run from a queue (see pool_stats) */
+    uint64_t jobs_stolen;     /* ... of which this worker stole from another */
+    uint64_t steals_failed;   /* steal attempts that lost a race */
+    uint64_t jobs_injected;   /* tasks it took from the pool's injector (posted from outside) */
+    uint64_t sleeps;          /* times it blocked in the kernel */
+    uint64_t wakeups;         /* times it was woken from the kernel */
+    uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
+    uint64_t waits_parked;    /* times it parked in a wait (see pool_stats) */
+    uint64_t wait_depth_max;  /* the most waits nested on its stack */
+    uint64_t spin_ns;         /* time it spent searching within the spin budget */
+    uint64_t joins_promoted;  /* join halves it made stealable (see pool_stats) */
+    uint64_t spawns_inline;   /* scope tasks it ran at once as it spawned them (see pool_stats) */
+    uint64_t tasks_cancelled; /* scope tasks it skipped for a cancel (see pool_stats) */
+    uint64_t slot_calls;      /* an external slot: the calls and waits run in it */
+    int started;              /* 1 if its thread has been started (never, for a slot) */
+    int cpu;                  /* the CPU it pinned itself to as it started; -1: none (yet) */
 };
 
 /* Private: a one-shot completion flag that a thread can block on. */
@@ -466,8 +471,11 @@ struct pool_scope {
     pool *pool__pool;
     size_t pool__pending; /* unfinished tasks, plus a bit while nobody waits yet */
     pool__latch pool__done;
-    const void *pool__origin;  /* the worker that initialised it, NULL: none */
-    uint64_t pool__origin_run; /* ... and the id of the run it was in then */
+    uint32_t pool__cancel; /* the round cancelled, | 1; 0: none (see >>scopes) */
+    uint32_t pool__ended;  /* the round the last wait ended, | 1 if it was cancelled */
+    void (*pool__on_cancel)(pool_task *t); /* called for a task skipped by a cancel */
+    const void *pool__origin;              /* the worker that initialised it, NULL: none */
+    uint64_t pool__origin_run;             /* ... and the id of the run it was in then */
 };
 
 /* pool_blocking_job: a blocking task that can be waited for, and skipped
@@ -603,8 +611,10 @@ POOL_DEF void pool_scope_init(pool_scope *s, pool *p);
    from the scope's own tasks, into an outer scope, or into a scope made
    on another thread are always queued.
    Errors:  EINVAL: NULL s, t or t->run. EBUSY: t is still queued from an
-            earlier submission. ECANCELED: from outside the pool while it
-            is being destroyed. ECHILD: a pool created before a fork().
+            earlier submission. ECANCELED: s is cancelled (t was not taken),
+            or, from outside the pool, the pool is being destroyed;
+            pool_scope_cancelled(s) tells the two apart. ECHILD: a pool
+            created before a fork().
    Threads: any.
    Blocks:  no, but for a task it runs at once. */
 POOL_DEF int pool_scope_spawn(pool_scope *s, pool_task *t);
@@ -620,8 +630,13 @@ POOL_DEF int pool_scope_spawn(pool_scope *s, pool_task *t);
             the caller works in an external slot if one is free. */
 POOL_DEF void pool_scope_wait(pool_scope *s);
 
-/* pool_scope_wait_status: pool_scope_wait, telling why it did not wait.
-   Errors:  0: every task has finished. EINVAL: s is NULL. EDEADLK: called
+/* pool_scope_wait_status: pool_scope_wait, telling why it did not wait
+   or whether the scope was cancelled.
+   Errors:  0: every task has finished. ECANCELED: every task has finished
+            or was skipped, and s was cancelled while this wait's tasks
+            ran (a thread that joined another's wait under way may get 0
+            when a later wait of s ended before it returned). EINVAL: s is
+            NULL. EDEADLK: called
             from inside a task of s, or from a join half forked by one, on
             whatever thread runs it: nothing was waited for. (Only the task
             this thread runs innermost is looked at: from a task of another
@@ -631,6 +646,39 @@ POOL_DEF void pool_scope_wait(pool_scope *s);
    Threads: any.
    Blocks:  as pool_scope_wait. */
 POOL_DEF int pool_scope_wait_status(pool_scope *s);
+
+/* pool_scope_cancel: cancels s until the end of its next wait: tasks of s
+   not yet started are not run (s's on_cancel, if set, is called for each
+   instead, on whichever thread took it), spawns into s are refused with
+   ECANCELED, running tasks go on and may ask pool_scope_cancelled, and
+   the wait returns once they have finished and the rest are skipped,
+   with ECANCELED from pool_scope_wait_status. When that wait ends, s is
+   no longer cancelled: reused, it starts afresh. Cancelling twice is
+   cancelling once; a cancel that comes as a wait ends may count for that
+   wait (which then reports ECANCELED) and not for the next.
+   Errors:  EINVAL: s is NULL.
+   Threads: any, also a task of s.
+   Blocks:  no. */
+POOL_DEF int pool_scope_cancel(pool_scope *s);
+
+/* pool_scope_cancelled: nonzero while s is cancelled (see
+   pool_scope_cancel): a long task of s may ask it to stop early. What the
+   canceller wrote before pool_scope_cancel is visible to a thread that
+   sees it cancelled.
+   Errors:  none; a NULL s reads 0.
+   Threads: any.
+   Blocks:  no. */
+POOL_DEF int pool_scope_cancelled(const pool_scope *s);
+
+/* pool_scope_on_cancel: sets the function called, instead of its run, for
+   each task of s that a cancel skips (NULL: none; pool_scope_init clears
+   it), so that the task's memory can be released. It is called on
+   whichever thread took the task, and must not wait for s. Set it before
+   the spawns it should cover.
+   Errors:  EINVAL: s is NULL.
+   Threads: any.
+   Blocks:  no. */
+POOL_DEF int pool_scope_on_cancel(pool_scope *s, void (*on_cancel)(pool_task *t));
 
 /* ---- detached tasks ----------------------------------------------------- */
 
@@ -1859,12 +1907,14 @@ typedef struct pool__worker {
     POOL__ALIGNED pool__frame frames[POOL__FRAMES];
     /* Owner-private from here on; the stats are read by pool_stats_get. */
     POOL__ALIGNED uint64_t rng;
-    uint64_t runs;        /* runs begun, the last one's id */
-    uint64_t run_current; /* the id of the innermost run under way; 0: none */
-    int64_t run_base;     /* its base: the deque bottom when it began */
-    uint32_t run_depth;   /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
-    uint32_t ticks;       /* searches of the main loop, for its fairness rule */
-    uint32_t wait_depth;  /* waits nested on its stack */
+    uint64_t runs;          /* runs begun, the last one's id */
+    uint64_t run_current;   /* the id of the innermost run under way; 0: none */
+    pool_scope *skip_scope; /* the scope of the skipped tasks not counted done yet... */
+    size_t skip_count;      /* ... and how many (see pool__scope_skip) */
+    int64_t run_base;       /* its base: the deque bottom when it began */
+    uint32_t run_depth;     /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
+    uint32_t ticks;         /* searches of the main loop, for its fairness rule */
+    uint32_t wait_depth;    /* waits nested on its stack */
     const pool_scope *running_scope;       /* the scope whose task it runs innermost */
     struct pool__lazy_join *lazy_newest;   /* the newest join of that task (see lazy joins) */
     struct pool__lazy_join *lazy_promoted; /* ... and the newest of them that was pushed */
@@ -1875,7 +1925,7 @@ typedef struct pool__worker {
     struct {
         uint64_t jobs_run, jobs_stolen, steals_failed, jobs_injected, sleeps, wakeups,
             wakeups_wasted, waits_parked, wait_depth_max, spin_ns, joins_promoted, spawns_inline,
-            slot_calls;
+            tasks_cancelled, slot_calls;
     } stats;
 } pool__worker;
 
@@ -2600,6 +2650,7 @@ static void pool__core_latch_reset(pool__worker *w) {
 static void pool__sleep(pool__worker *w, pool__idle *idle) {
     pool *p = w->home;
     uint32_t s = POOL__CORE_UNSET;
+    POOL__INVARIANT(w->skip_count == 0); /* a wait for them would never end */
     uint64_t c;
     /* Relaxed: a SET that beats this CAS is consumed by the reset below,
        one that comes after it makes the SLEEPY -> SLEEPING CAS fail. */
@@ -2850,13 +2901,15 @@ static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_sc
    does not look again. */
 #define POOL__SCOPE_UNWAITED ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 2))
 
-static void pool__scope_task_done(pool_scope *s) {
-    /* acq_rel: release publishes this task's effects; the acquire of the
+static void pool__scope_tasks_done(pool_scope *s, size_t n) {
+    /* acq_rel: release publishes these tasks' effects; the acquire of the
        last decrement sees every other task's and the waiter's fields. */
-    size_t before = POOL__FETCH_SUB(&s->pool__pending, 1, POOL__ACQ_REL);
-    POOL__INVARIANT((before & ~POOL__SCOPE_UNWAITED) != 0); /* counted when spawned */
-    if (before == 1) pool__latch_set(&s->pool__done);
+    size_t before = POOL__FETCH_SUB(&s->pool__pending, n, POOL__ACQ_REL);
+    POOL__INVARIANT((before & ~POOL__SCOPE_UNWAITED) >= n); /* counted when spawned */
+    if (before == n) pool__latch_set(&s->pool__done);
 }
+
+static void pool__scope_task_done(pool_scope *s) { pool__scope_tasks_done(s, 1); }
 
 /* Counts a task about to be posted into s. At zero a wait is finishing:
    the reference goes back in the same step (see above). In two steps, the
@@ -2869,6 +2922,121 @@ static void pool__scope_count_spawn(pool_scope *s) {
     while (!POOL__CAS(&s->pool__pending, &count, count ? count + 1 : POOL__SCOPE_UNWAITED + 1,
                       POOL__RELAXED, POOL__RELAXED))
         continue;
+}
+
+/* Cancellation. A cancel belongs to one round of the scope's latch (see the
+   latches section): pool__cancel holds that round with its low bit set (a
+   round's three low bits are clear, so 0 means none), and the scope is
+   cancelled while that round is the latch's current one. The end of a wait
+   moves the latch to the next round, and so uncancels the scope without a
+   store that every task must see; a task asks with one relaxed load when
+   nothing was cancelled.
+
+   The races, and what each ordering is for:
+    - A task taken while its scope is cancelled is skipped. One taken just
+      before the cancel runs: a cancel stops nothing that has started, and
+      a skip check that misses a cancel by a hair is a task that started
+      before it as far as anyone can tell. Relaxed, for that reason; a
+      spawn's check likewise.
+    - A cancel reads the round, then stores it. If the wait ended between
+      the two, the word names a round that is over: harmless to every
+      check, which compares with the current round, but a word left behind
+      would name a current round again once the round number wraps (2^29
+      waits). So the owner of a wait, having moved the round on, clears a
+      word naming its round, and a cancel that finds the round moved on
+      after its store takes its store back. Each is a write to one word,
+      then a read of the other (the owner: the latch, then the cancel word;
+      the canceller: the cancel word, then the latch), all seq_cst: in
+      their single order one of the two reads sees the other's write, and
+      that one clears the stale word.
+    - A cancel never replaces the mark of a later round: one that read a
+      stale round would otherwise overwrite, then clear, the cancel of the
+      round under way.
+   The owner of a wait reads the word before it moves the round on: that is
+   its status. It leaves the round's outcome in pool__ended for threads
+   that joined its wait, who look for the round they waited in there, or
+   in pool__cancel while the round is not over yet. */
+#define POOL__CANCEL_MARK 1u
+
+static uint32_t pool__scope_round(const pool_scope *s) {
+    /* Relaxed: the callers order what they need around it (see above). */
+    return POOL__LOAD(&s->pool__done.state, POOL__RELAXED) & ~POOL__LATCH_FLAGS;
+}
+
+/* Whether s is cancelled in its current round; `order` is the cancel
+   word's load (relaxed for a hint, acquire to see what the canceller
+   wrote). */
+POOL__INLINE int pool__scope_cancelled_now(const pool_scope *s, int order) {
+    uint32_t mark = POOL__LOAD(&s->pool__cancel, order);
+    return mark != 0 && mark == (pool__scope_round(s) | POOL__CANCEL_MARK);
+}
+
+static void pool__scope_cancel(pool_scope *s) {
+    for (;;) {
+        uint32_t round = pool__scope_round(s); /* checked again after the store */
+        uint32_t mark = round | POOL__CANCEL_MARK;
+        uint32_t seen = POOL__LOAD(&s->pool__cancel, POOL__RELAXED); /* checked by the CAS */
+        if (seen == mark) return;                                    /* cancelled already */
+        if (seen && (int32_t)(seen - mark) > 0) return; /* a later round's: this one is over */
+        if (!POOL__CAS(&s->pool__cancel, &seen, mark, POOL__SEQ_CST, POOL__RELAXED)) continue;
+        POOL__CHAOS();
+        /* seq_cst: the canceller's read of the pair above. */
+        if ((POOL__LOAD(&s->pool__done.state, POOL__SEQ_CST) & ~POOL__LATCH_FLAGS) != round)
+            POOL__CAS(&s->pool__cancel, &mark, 0, POOL__RELAXED, POOL__RELAXED);
+        return;
+    }
+}
+
+/* The owner of s's wait in round `round`, having moved the latch on:
+   clears a cancel of that round (see above). */
+static void pool__scope_uncancel(pool_scope *s, uint32_t round) {
+    uint32_t mark = round | POOL__CANCEL_MARK;
+    /* seq_cst: the owner's read of the pair above; relaxed CAS: the word
+       orders nothing else. */
+    if (POOL__LOAD(&s->pool__cancel, POOL__SEQ_CST) == mark)
+        POOL__CAS(&s->pool__cancel, &mark, 0, POOL__RELAXED, POOL__RELAXED);
+}
+
+/* Whether round `round` of s, which a joiner waited in, was cancelled:
+   the owner's outcome once it is over, the cancel word before. Relaxed:
+   the joiner's acquire of the latch orders pool__ended; a cancel it
+   misses raced with the end of the wait. */
+static int pool__scope_round_cancelled(const pool_scope *s, uint32_t round) {
+    uint32_t mark = round | POOL__CANCEL_MARK;
+    return POOL__LOAD(&s->pool__ended, POOL__RELAXED) == mark ||
+           POOL__LOAD(&s->pool__cancel, POOL__RELAXED) == mark;
+}
+
+/* w's skipped tasks are counted done (see pool__scope_skip). */
+static void pool__skip_flush(pool__worker *w) {
+    size_t n = w->skip_count;
+    w->skip_count = 0;
+    pool__scope_tasks_done(w->skip_scope, n);
+}
+
+/* Task t of s, taken from a queue while s is cancelled, is not run: s's
+   on_cancel is called instead, and t counts as done. Relaxed on_cancel:
+   set before the spawn, it is published with t by the queue.
+   A worker (w not NULL) counts its skips done in one step when it stops
+   skipping tasks of s: a cancel leaves a worker a run of queued tasks to
+   skip, and a decrement each on the scope's count, which every worker
+   skipping writes, would cost more than all else a skip does. Until then
+   s's wait cannot end, so a worker holding skips must count them before
+   anything that may wait for s or for a thread that waits for s: before
+   it runs a task (pool__execute), goes idle (pool__worker_loop), waits,
+   parks or leaves a wait (pool__wait_in_pool). Between those it only
+   takes and skips tasks, or calls on_cancel, which must not wait for s. */
+POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
+    void (*on_cancel)(pool_task *) = POOL__LOAD(&s->pool__on_cancel, POOL__RELAXED);
+    if (on_cancel) on_cancel(t);
+    if (!w) {
+        pool__scope_task_done(s);
+        return;
+    }
+    POOL__COUNT(w->stats.tasks_cancelled, 1);
+    if (w->skip_count && w->skip_scope != s) pool__skip_flush(w);
+    w->skip_scope = s;
+    w->skip_count++;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -3234,8 +3402,14 @@ static void pool__run_end(pool__worker *w, int64_t outer_base) {
    belongs to that run too. */
 POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     pool_scope *scope = pool__unmark_queued(t);
-    pool__body outer = pool__body_begin(w, pool__enclosing_scope(t, scope));
+    pool__body outer;
     int64_t outer_base = 0;
+    if (scope && pool__scope_cancelled_now(scope, POOL__RELAXED)) {
+        pool__scope_skip(w, t, scope);
+        return;
+    }
+    if (w->skip_count) pool__skip_flush(w); /* before anything runs (see pool__scope_skip) */
+    outer = pool__body_begin(w, pool__enclosing_scope(t, scope));
     POOL__COUNT(w->stats.jobs_run, 1);
     if (new_run) outer_base = pool__run_begin(w, t, scope);
     POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
@@ -3298,6 +3472,10 @@ POOL__INLINE int pool__spawn_runs_inline(pool__worker *w, const pool_scope *s) {
 static void pool__execute_helping(pool *p, pool_task *t) {
     pool_scope *scope = pool__unmark_queued(t);
     pool__helping helping;
+    if (scope && pool__scope_cancelled_now(scope, POOL__RELAXED)) {
+        pool__scope_skip(NULL, t, scope);
+        return;
+    }
     helping.helped = p;
     helping.scope = scope;
     helping.outer = pool__helping_top;
@@ -3354,33 +3532,21 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    pool__split_injected). */
 #define POOL__TAKE_CHUNK 256
 
-/* Keeps the first `chunk` tasks of a chain taken from the injector
-   (POOL__TAKE_CHUNK, or fewer at a look for fairness, see below) and
-   gives the rest back, where the next idle worker takes the
-   next chunk with one exchange. One worker moving a whole batch onto its
-   deque would leave the others to steal it one task at a time, each steal
-   a CAS on the top index the owner's pops read: the deque's cache lines
-   would travel for every task. The rest goes back with one CAS into an
-   empty injector, which needs no walk to its last task. If posts came in
-   since the take, they are taken over and put in front of it, and the CAS
-   tried again: a walk over them only. (Walking the rest to push it on top
-   of them made a batch that kept meeting single posts quadratic: every
-   chunk walked all that was left.) The posts taken over were accepted and
-   announced by their posters; the announce below covers a worker that fell
-   asleep while they were held here. Given back, not posted: the pool's count of injected tasks,
-   which counts posts, stays as it is (the worker that takes them counts). Sleepers are woken for as
-   much of the rest as the pool has threads. */
-static void pool__split_injected(pool__worker *w, pool_task *first, uint32_t chunk) {
-    pool *p = w->home;
-    pool_task *keep_last = first, *rest, *t;
-    uint32_t kept = 1, n = 0;
-    if (p->num_threads < 2) return; /* nobody else would take the rest */
-    while (kept < chunk && keep_last->pool__next) {
-        keep_last = keep_last->pool__next;
-        kept++;
-    }
-    if (!(rest = keep_last->pool__next)) return;
-    keep_last->pool__next = NULL;
+/* Gives `rest`, a chain taken from p's injector, back to it; returns how
+   many sleepers to wake for it (as many as it has tasks, up to the pool's
+   thread count), for the caller to announce. It goes back with one CAS
+   into an empty injector, which needs no walk to its last task. If posts
+   came in since the take, they are taken over and put in front of it, and
+   the CAS tried again: a walk over them only. (Walking the rest to push it
+   on top of them made a batch that kept meeting single posts quadratic:
+   every chunk walked all that was left.) The posts taken over were
+   accepted and announced by their posters; the caller's announce covers a
+   worker that fell asleep while they were held here. Given back, not
+   posted: the pool's count of injected tasks, which counts posts, stays as
+   it is (the worker that takes them counts). */
+static uint32_t pool__give_back_injected(pool *p, pool_task *rest) {
+    pool_task *t;
+    uint32_t n = 0;
     /* Counted before it is given back: from then on another worker may
        take it, cut it and run it. */
     for (t = rest; t && n < (uint32_t)p->num_threads; t = t->pool__next) n++;
@@ -3393,20 +3559,50 @@ static void pool__split_injected(pool__worker *w, pool_task *first, uint32_t chu
         t->pool__next = rest;
         rest = posted;
     }
-    pool__announce_injected(p, n, 0);
+    return n;
+}
+
+/* Keeps the first `chunk` tasks of a chain taken from the injector
+   (POOL__TAKE_CHUNK, or fewer at a look for fairness, see below) and
+   gives the rest back, where the next idle worker takes the next chunk
+   with one exchange. One worker moving a whole batch onto its deque would
+   leave the others to steal it one task at a time, each steal a CAS on
+   the top index the owner's pops read: the deque's cache lines would
+   travel for every task. */
+static void pool__split_injected(pool__worker *w, pool_task *first, uint32_t chunk) {
+    pool *p = w->home;
+    pool_task *keep_last = first, *rest;
+    uint32_t kept = 1;
+    if (p->num_threads < 2) return; /* nobody else would take the rest */
+    while (kept < chunk && keep_last->pool__next) {
+        keep_last = keep_last->pool__next;
+        kept++;
+    }
+    if (!(rest = keep_last->pool__next)) return;
+    keep_last->pool__next = NULL;
+    pool__announce_injected(p, pool__give_back_injected(p, rest), 0);
 }
 
 /* Takes everything injected so far, keeps the first task to run and moves
    the rest onto w's deque, where other workers can steal them; *moved
    says how many, for the caller to announce (see pool__worker_loop). Of a
-   chain longer than `chunk` it keeps that many (pool__split_injected). */
+   chain longer than `chunk` it keeps that many (pool__split_injected).
+   Tasks of a cancelled scope are skipped on the way: a cancel with a
+   backlog injected from outside then costs no push and pop per task. */
 static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved, uint32_t chunk) {
     pool_task *first = pool__injector_take_all(&w->home->injector), *t, *next;
     uint64_t taken = 1;
     if (!first) return NULL;
     pool__split_injected(w, first, chunk);
     for (t = first->pool__next; t; t = next) {
+        pool_scope *scope = pool__scope_of(t);
         next = t->pool__next;
+        if (scope && pool__scope_cancelled_now(scope, POOL__RELAXED)) {
+            pool__unmark_queued(t);
+            pool__scope_skip(w, t, scope);
+            taken++;
+            continue;
+        }
         if (pool__deque_push(&w->deque, t) != 0) {
             pool_task *last = t;
             while (last->pool__next) last = last->pool__next;
@@ -3523,6 +3719,7 @@ static void pool__worker_loop(pool__worker *w) {
             pool__execute(w, t, 1);
             continue;
         }
+        if (w->skip_count) pool__skip_flush(w); /* before it idles (see pool__scope_skip) */
         if (POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
         if (!idle_now) {
             POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
@@ -3832,6 +4029,7 @@ static void pool__park_begin(pool__worker *w) {
     pool *p = w->home;
     int64_t left = pool__deque_len(&w->deque);
     int slot = pool__is_slot(w);
+    POOL__INVARIANT(w->skip_count == 0); /* see pool__scope_skip */
     /* seq_cst: the parker's half of the pair in pool__threads_wanted; the
        injector load in pool__work_visible is the other. A slot's holder is
        no CPU of the pool's: nobody stands in for it. */
@@ -3880,10 +4078,7 @@ static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
             break;
         }
     }
-    if (all) {
-        for (t = all, n = 1; t->pool__next; t = t->pool__next) n += n < 65535;
-        pool__injector_repush(&p->injector, all, t);
-    }
+    if (all) n = pool__give_back_injected(p, all); /* no walk over a long rest */
     pool__mutex_unlock(&p->help_lock);
     if (n) pool__announce_injected(p, n, 0);
     return mine;
@@ -3920,6 +4115,10 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
             rounds = 0;
             continue;
         }
+        if (w->skip_count) { /* before it waits on (see pool__scope_skip) */
+            pool__skip_flush(w);
+            continue; /* they may have been the last the wait waited for */
+        }
         pool__want_help(w, wt); /* a thief's next join promotes a half it may take */
         if (rounds++ < POOL__WAIT_ROUNDS) {
             pool__yield();
@@ -3927,6 +4126,7 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
             pool__park(w, wt->done);
         }
     }
+    if (w->skip_count) pool__skip_flush(w); /* before it leaves (see pool__scope_skip) */
     pool__wait_leave(w);
 }
 
@@ -4043,7 +4243,8 @@ static void pool__slot_give_back(pool *p, pool__worker *w) {
     uint32_t bit = (uint32_t)1 << ((uint32_t)w->index - p->max_workers), before;
     pool_task *t, *first = NULL, *last = NULL;
     size_t n = 0;
-    POOL__INVARIANT(w->run_depth == 0 && w->wait_depth == 0 && !w->lazy_newest);
+    POOL__INVARIANT(w->run_depth == 0 && w->wait_depth == 0 && !w->lazy_newest &&
+                    w->skip_count == 0);
     while ((t = pool__deque_pop(&w->deque)) != NULL) {
         if (last) last->pool__next = t;
         else first = t;
@@ -5032,6 +5233,9 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     s->pool__pool = pool__resolve(p);
     s->pool__pending = POOL__SCOPE_UNWAITED;
     pool__latch_init(&s->pool__done);
+    s->pool__cancel = 0;
+    s->pool__ended = 0;
+    s->pool__on_cancel = NULL;
     w = pool__current;
     s->pool__origin = w;
     s->pool__origin_run = w ? w->run_current : 0;
@@ -5041,6 +5245,7 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     pool__worker *w;
     int rc;
     if (!s || !t || !t->run) return EINVAL;
+    if (pool__scope_cancelled_now(s, POOL__RELAXED)) return ECANCELED; /* see the cancellation */
     if (!s->pool__pool) { /* no pool could be created: run it here */
         t->pool__scope = NULL;
         t->run(t);
@@ -5083,10 +5288,11 @@ static int pool__scope_wait_other(pool_scope *s, uint32_t round) {
 }
 
 /* The owner of the wait for s (see above), in round `round`, waits for its
-   tasks and re-arms it. */
-static void pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
+   tasks and re-arms it; 0, or ECANCELED if the round was cancelled. */
+static int pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
     pool__worker *w = pool__current, *slot;
     pool__awaited wt;
+    int cancelled;
     /* acq_rel, as in pool__scope_task_done: the acquire sees the effects of
        every task that finished already. */
     if (POOL__FETCH_SUB(&s->pool__pending, POOL__SCOPE_UNWAITED, POOL__ACQ_REL) !=
@@ -5109,15 +5315,23 @@ static void pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
             pool__wait_elsewhere(w, &wt, 1);
         }
     }
+    /* The round's outcome (see the cancellation; relaxed: a cancel this
+       misses raced with the end of the wait, and the exchange below
+       publishes pool__ended to the joiners). */
+    cancelled = POOL__LOAD(&s->pool__cancel, POOL__RELAXED) == (round | POOL__CANCEL_MARK);
+    POOL__STORE(&s->pool__ended, round | (cancelled ? POOL__CANCEL_MARK : 0), POOL__RELAXED);
     /* Re-arm: the reference back (an or, not a store: a late spawn may
        have counted its task, and given the reference back already; relaxed:
        the exchange below publishes it), then the next round with the flags
        clear. Release: pairs with the acquire of the next owner's CAS and of
-       joiners' loads, which then see the reference back. */
+       joiners' loads, which then see the reference back; seq_cst: the
+       owner's write of the cancellation's pair. */
     POOL__FETCH_OR(&s->pool__pending, POOL__SCOPE_UNWAITED, POOL__RELAXED);
-    if (POOL__XCHG(&s->pool__done.state, round + POOL__LATCH_ROUND, POOL__RELEASE) &
+    if (POOL__XCHG(&s->pool__done.state, round + POOL__LATCH_ROUND, POOL__SEQ_CST) &
         POOL__LATCH_WAITING)
         pool__wake_all(&s->pool__done.state);
+    pool__scope_uncancel(s, round);
+    return cancelled ? ECANCELED : 0;
 }
 
 /* Own the wait for s, or join the one under way, until its tasks are done.
@@ -5126,14 +5340,19 @@ static void pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
    before this load, and a count of zero means each of those tasks has
    finished. Acquire: the decrements are releases, and every change of the
    word is a read-modify-write, so the load sees their tasks' effects. */
-static void pool__scope_wait_done(pool_scope *s, pool *p) {
+static int pool__scope_wait_done(pool_scope *s, pool *p) {
     uint32_t state;
-    if (POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) == POOL__SCOPE_UNWAITED) return;
+    /* A cancelled round must end, to uncancel s, even with no task. */
+    if (POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) == POOL__SCOPE_UNWAITED &&
+        !pool__scope_cancelled_now(s, POOL__RELAXED))
+        return 0;
     /* Acquire: pairs with the re-arming release of the previous owner. */
     state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
     for (;;) {
         if (state & POOL__LATCH_OWNED) {
-            if (!pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS)) return;
+            uint32_t round = state & ~POOL__LATCH_FLAGS;
+            if (!pool__scope_wait_other(s, round))
+                return pool__scope_round_cancelled(s, round) ? ECANCELED : 0;
             state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
             continue;
         }
@@ -5142,26 +5361,49 @@ static void pool__scope_wait_done(pool_scope *s, pool *p) {
                       POOL__ACQUIRE))
             break;
     }
-    pool__scope_wait_owned(s, p, state & ~POOL__LATCH_FLAGS);
+    return pool__scope_wait_owned(s, p, state & ~POOL__LATCH_FLAGS);
 }
 
 POOL__INLINE int pool__scope_wait(pool_scope *s) {
     pool *p;
     if (!s) return EINVAL;
-    if (!(p = s->pool__pool)) return 0; /* every task ran when it was spawned */
-    if (pool__inherited(p)) {           /* what it spawned before the fork is the parent's */
+    if (!(p = s->pool__pool)) { /* every task ran when it was spawned */
+        if (!pool__scope_cancelled_now(s, POOL__RELAXED)) return 0;
+        pool__scope_uncancel(s, 0); /* its latch never leaves round 0 */
+        return ECANCELED;
+    }
+    if (pool__inherited(p)) { /* what it spawned before the fork is the parent's */
         s->pool__pending = POOL__SCOPE_UNWAITED;
         pool__latch_init(&s->pool__done);
+        s->pool__cancel = 0;
         return 0;
     }
     if (pool__inside_task_of(NULL, s)) return EDEADLK; /* it would wait for itself */
-    pool__scope_wait_done(s, p);
-    return 0;
+    return pool__scope_wait_done(s, p);
 }
 
 POOL__IMPL int pool_scope_wait_status(pool_scope *s) { return pool__scope_wait(s); }
 
 POOL__IMPL void pool_scope_wait(pool_scope *s) { (void)pool__scope_wait(s); }
+
+POOL__IMPL int pool_scope_cancel(pool_scope *s) {
+    if (!s) return EINVAL;
+    pool__scope_cancel(s);
+    return 0;
+}
+
+/* Acquire: pairs with the cancel's CAS (see the cancellation). */
+POOL__IMPL int pool_scope_cancelled(const pool_scope *s) {
+    return s && pool__scope_cancelled_now(s, POOL__ACQUIRE);
+}
+
+/* Relaxed: set before the spawns it covers, it is published by their
+   queues (see pool__scope_skip). */
+POOL__IMPL int pool_scope_on_cancel(pool_scope *s, void (*on_cancel)(pool_task *t)) {
+    if (!s) return EINVAL;
+    POOL__STORE(&s->pool__on_cancel, on_cancel, POOL__RELAXED);
+    return 0;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Public API: detached tasks                                  >>api-submit */
@@ -5395,6 +5637,7 @@ static void pool__worker_stats_read(pool__worker *w, pool_worker_stats *out) {
     out->spin_ns = POOL__LOAD(&w->stats.spin_ns, POOL__RELAXED);
     out->joins_promoted = POOL__LOAD(&w->stats.joins_promoted, POOL__RELAXED);
     out->spawns_inline = POOL__LOAD(&w->stats.spawns_inline, POOL__RELAXED);
+    out->tasks_cancelled = POOL__LOAD(&w->stats.tasks_cancelled, POOL__RELAXED);
     out->slot_calls = POOL__LOAD(&w->stats.slot_calls, POOL__RELAXED);
     out->cpu = POOL__LOAD(&w->cpu, POOL__RELAXED);
 }
@@ -5421,6 +5664,7 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
         out->spin_ns += w.spin_ns;
         out->joins_promoted += w.joins_promoted;
         out->spawns_inline += w.spawns_inline;
+        out->tasks_cancelled += w.tasks_cancelled;
         if (w.wait_depth_max > out->wait_depth_max) out->wait_depth_max = w.wait_depth_max;
     }
     i = POOL__LOAD(&p->outside_wait_depth_max, POOL__RELAXED);
@@ -5468,7 +5712,8 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
     fprintf(out,
             "pool %s: %llu/%d threads started (%llu failed), %llu spares\n"
             "  jobs     %llu run, %llu stolen, %llu steals failed, %llu injected, "
-            "%llu join halves promoted, %llu spawns run inline, %llu calls in external slots\n"
+            "%llu join halves promoted, %llu spawns run inline, %llu cancelled, "
+            "%llu calls in external slots\n"
             "  sleep    %llu sleeps, %llu wake-ups, %llu wasted, %llu us spun\n"
             "  waits    %llu parked, nested %llu deep at most\n"
             "  blocking %llu threads (%llu idle), %llu queued, %llu run, %llu skipped, "
@@ -5478,12 +5723,13 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
             (unsigned long long)s.jobs_run, (unsigned long long)s.jobs_stolen,
             (unsigned long long)s.steals_failed, (unsigned long long)s.jobs_injected,
             (unsigned long long)s.joins_promoted, (unsigned long long)s.spawns_inline,
-            (unsigned long long)s.slot_calls, (unsigned long long)s.sleeps,
-            (unsigned long long)s.wakeups, (unsigned long long)s.wakeups_wasted,
-            (unsigned long long)(s.spin_ns / 1000), (unsigned long long)s.waits_parked,
-            (unsigned long long)s.wait_depth_max, (unsigned long long)s.blocking_threads,
-            (unsigned long long)s.blocking_idle_threads, (unsigned long long)s.blocking_queue_depth,
-            (unsigned long long)s.blocking_tasks_run, (unsigned long long)s.blocking_tasks_skipped,
+            (unsigned long long)s.tasks_cancelled, (unsigned long long)s.slot_calls,
+            (unsigned long long)s.sleeps, (unsigned long long)s.wakeups,
+            (unsigned long long)s.wakeups_wasted, (unsigned long long)(s.spin_ns / 1000),
+            (unsigned long long)s.waits_parked, (unsigned long long)s.wait_depth_max,
+            (unsigned long long)s.blocking_threads, (unsigned long long)s.blocking_idle_threads,
+            (unsigned long long)s.blocking_queue_depth, (unsigned long long)s.blocking_tasks_run,
+            (unsigned long long)s.blocking_tasks_skipped,
             (unsigned long long)s.blocking_threads_started,
             (unsigned long long)s.blocking_threads_failed);
     fprintf(out, "  %6s %12s %12s %10s %10s %8s %8s %8s %8s %5s %4s\n", "worker", "run", "stolen",

@@ -38,6 +38,10 @@
  *   test_count(arg)        a pool_fn adding 1 to the atomic_int at arg.
  *   test_counted_task      a pool_task counting its runs in *runs after
  *                          sleeping sleep_us (TEST_COUNTED_TASK(r, us)).
+ *   test_gate              a pool_task that holds its worker until
+ *                          test_gate_open (TEST_GATE_INIT), so that what is
+ *                          submitted after it stays queued;
+ *                          test_gate_wait_entered(g) waits until it runs.
  *   CALL_IN(p, fn, arg)    how a scenario enters its pool from outside:
  *                          pool_call_on_worker, on a worker, as white-box
  *                          checks assume; tests/test_waiting_slots.sh
@@ -438,6 +442,29 @@ TEST__UNUSED static void test_counted_run(pool_task *t) {
 #define TEST_COUNTED_TASK(runs, sleep_us) \
     { POOL_TASK_INIT(test_counted_run), (runs), (sleep_us) }
 /* clang-format on */
+
+/* A task that holds the worker running it until it is opened. */
+typedef struct test_gate {
+    pool_task task;
+    atomic_int entered, open;
+} test_gate;
+
+TEST__UNUSED static void test_gate_run(pool_task *t) {
+    test_gate *g = (test_gate *)(void *)t;
+    atomic_store(&g->entered, 1);
+    while (!atomic_load(&g->open)) test_sleep_us(100);
+}
+
+/* clang-format off: an initialiser, not a block */
+#define TEST_GATE_INIT \
+    { POOL_TASK_INIT(test_gate_run), 0, 0 }
+/* clang-format on */
+
+TEST__UNUSED static void test_gate_wait_entered(test_gate *g) {
+    while (!atomic_load(&g->entered)) test_sleep_us(100);
+}
+
+TEST__UNUSED static void test_gate_open(test_gate *g) { atomic_store(&g->open, 1); }
 
 /* fib(n) through pool_join on test_fib_pool, with no cutoff. */
 typedef struct test_fib_arg {

@@ -134,19 +134,10 @@ static void rows_fork_join(pool *p) {
     CHECK_EQ_I64(atomic_load(&calls), 1);
 }
 
-/* A gate holds the pool's only worker, so that what is submitted after it
-   stays queued. */
-static atomic_int gate_open, gate_entered;
-
-static void gate_run(pool_task *t) {
-    (void)t;
-    atomic_store(&gate_entered, 1);
-    while (!atomic_load(&gate_open)) test_sleep_us(100);
-}
-
 static void rows_scope_and_submit(void) {
     pool *p = test_pool(1);
-    pool_task gate = POOL_TASK_INIT(gate_run), t = POOL_TASK_INIT(count_task);
+    test_gate gate = TEST_GATE_INIT; /* holds the only worker: what follows stays queued */
+    pool_task t = POOL_TASK_INIT(count_task);
     pool_task u = POOL_TASK_INIT(count_task), no_run = POOL_TASK_INIT(NULL);
     pool_task *with_null[2] = {&u, NULL}, *twice[2] = {&u, &u};
     pool_scope s;
@@ -159,6 +150,16 @@ static void rows_scope_and_submit(void) {
     CHECK_EQ_I64(pool_scope_spawn(NULL, &t), EINVAL); /* row: scope_spawn bad args */
     CHECK_EQ_I64(pool_scope_spawn(&s, NULL), EINVAL);
     CHECK_EQ_I64(pool_scope_spawn(&s, &no_run), EINVAL);
+    CHECK_EQ_I64(pool_scope_cancel(NULL), EINVAL); /* row: scope_cancel, _on_cancel(NULL) */
+    CHECK_EQ_I64(pool_scope_on_cancel(NULL, count_task), EINVAL);
+    CHECK_EQ_I64(pool_scope_cancelled(NULL), 0); /* row: scope_cancelled(NULL): 0 */
+    /* row: a spawn into a cancelled scope: ECANCELED, not taken, and the
+       scope says it is cancelled; its wait ends the cancel */
+    CHECK_EQ_I64(pool_scope_cancel(&s), 0);
+    CHECK_EQ_I64(pool_scope_spawn(&s, &t), ECANCELED);
+    CHECK(pool_scope_cancelled(&s));
+    CHECK_EQ_I64(pool_scope_wait_status(&s), ECANCELED);
+    CHECK(!pool_scope_cancelled(&s));
     CHECK_EQ_I64(pool_submit(p, NULL), EINVAL); /* row: submit bad args */
     CHECK_EQ_I64(pool_submit(p, &no_run), EINVAL);
     CHECK_EQ_I64(pool_submit_batch(p, NULL, 3), EINVAL);
@@ -167,20 +168,18 @@ static void rows_scope_and_submit(void) {
 
     /* row: a task submitted again while still queued: EBUSY, and it runs once */
     atomic_store(&calls, 0);
-    atomic_store(&gate_open, 0);
-    atomic_store(&gate_entered, 0);
-    CHECK(pool_submit(p, &gate) == 0);
+    CHECK(pool_submit(p, &gate.task) == 0);
     /* Only once the gate holds the worker: submitted together, both could
        be taken at once from the injector, a stack, and t run first (seen
        under qemu, where a thread takes long to start). */
-    while (!atomic_load(&gate_entered)) test_sleep_us(100);
+    test_gate_wait_entered(&gate);
     CHECK(pool_submit(p, &t) == 0);
     CHECK_EQ_I64(pool_submit(p, &t), EBUSY);
     CHECK_EQ_I64(pool_scope_spawn(&s, &t), EBUSY);
     CHECK_EQ_I64(pool_submit_blocking(p, &t), EBUSY);
     CHECK_EQ_I64(pool_submit_batch(p, twice, 2), EBUSY); /* u twice in one batch */
     CHECK(pool_submit(p, &u) == 0);                      /* and u was left unmarked */
-    atomic_store(&gate_open, 1);
+    test_gate_open(&gate);
     pool_scope_wait(&s); /* row: a scope with nothing spawned returns at once */
     pool_scope_wait(&s); /* row: a scope waited twice: the second returns at once */
     while (atomic_load(&calls) < 2) test_sleep_us(100);

@@ -12,7 +12,10 @@
  *  - a 50 us heartbeat throughout (its promotions, its stop and resume);
  *  - submits: two outside threads submit bursts of detached tasks with
  *    random pauses between them, long enough for the workers to fall
- *    asleep, so that every burst needs a wake-up; every task must run.
+ *    asleep, so that every burst needs a wake-up; every task must run;
+ *  - cancels: rounds of up to 256 scope tasks spawned from outside or
+ *    from a worker, cancelled at a random moment by another thread; every
+ *    task must run or be skipped exactly once, and every wait return.
  *
  * A lost wake-up leaves a burst unfinished: the watchdog, re-armed after
  * every round, then fails the test and dumps the pool's state (counters
@@ -199,12 +202,95 @@ static long soak_submits(long total) {
     return ran;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Cancels                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define CANCEL_TASKS 256
+
+typedef struct cancel_task {
+    pool_task task;
+    atomic_int state; /* 0, then 1 (ran) or 2 (skipped), once */
+} cancel_task;
+
+static cancel_task cancel_tasks[CANCEL_TASKS];
+static pool_scope cancel_scope;
+static atomic_long cancel_go, cancel_done, cancel_twice;
+
+static void cancel_mark(pool_task *t, int what) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&((cancel_task *)(void *)t)->state, &expected, what))
+        atomic_fetch_add(&cancel_twice, 1);
+}
+
+static void cancel_run(pool_task *t) { cancel_mark(t, 1); }
+static void cancel_skip(pool_task *t) { cancel_mark(t, 2); }
+
+/* Cancels round r at a random moment once it has begun. */
+static void *canceller(void *arg) {
+    long rounds = *(long *)arg, r;
+    uint64_t rng = 0xC0FFEEull;
+    for (r = 1; r <= rounds; r++) {
+        while (atomic_load(&cancel_go) < r) test_sleep_us(10);
+        test_sleep_us((long)(test_rand(&rng) % 60));
+        pool_scope_cancel(&cancel_scope);
+        atomic_store(&cancel_done, r);
+    }
+    return NULL;
+}
+
+/* Spawns the round's tasks; returns how many were taken (the rest were
+   refused: the cancel came first). */
+static long cancel_spawn(long n) {
+    long i, taken = 0;
+    for (i = 0; i < n; i++) taken += pool_scope_spawn(&cancel_scope, &cancel_tasks[i].task) == 0;
+    return taken;
+}
+
+static void cancel_spawn_on_worker(void *arg) { *(long *)arg = cancel_spawn(*(long *)arg); }
+
+static long soak_cancels(long rounds) {
+    pthread_t th;
+    uint64_t rng = 0x5EEDull;
+    long r, done = 0;
+    atomic_store(&cancel_go, 0);
+    atomic_store(&cancel_done, 0);
+    atomic_store(&cancel_twice, 0);
+    pool_scope_init(&cancel_scope, soaked);
+    CHECK(pool_scope_on_cancel(&cancel_scope, cancel_skip) == 0);
+    CHECK(pthread_create(&th, NULL, canceller, &rounds) == 0);
+    for (r = 1; r <= rounds; r++) {
+        long n = (long)(test_rand(&rng) % CANCEL_TASKS) + 1, taken = n, i, marked = 0;
+        int status;
+        for (i = 0; i < n; i++) {
+            cancel_tasks[i].task = (pool_task)POOL_TASK_INIT(cancel_run);
+            atomic_store(&cancel_tasks[i].state, 0);
+        }
+        atomic_store(&cancel_go, r); /* the cancel may come during the spawns */
+        if (r % 2) taken = cancel_spawn(n);
+        else pool_call_on_worker(soaked, cancel_spawn_on_worker, &taken);
+        status = pool_scope_wait_status(&cancel_scope);
+        CHECK(status == 0 || status == ECANCELED);
+        while (atomic_load(&cancel_done) < r) test_sleep_us(10);
+        if (pool_scope_cancelled(&cancel_scope)) /* the cancel came after the wait */
+            CHECK(pool_scope_wait_status(&cancel_scope) == ECANCELED);
+        for (i = 0; i < n; i++) marked += atomic_load(&cancel_tasks[i].state) != 0;
+        CHECK_EQ_I64(marked, taken);
+        test_watchdog(60, "test_soak (cancels)");
+        done++;
+    }
+    pthread_join(th, NULL);
+    CHECK_EQ_I64(atomic_load(&cancel_twice), 0);
+    return done;
+}
+
 int main(void) {
     static const int thread_counts[] = {1, 16};
     const char *mode = getenv("POOL_SOAK");
     int full = mode && strcmp(mode, "full") == 0;
     long joins = full ? 100000000L : test_scaled(2000000, 100000);
     long submits = full ? 10000000L : test_scaled(100000, 5000);
+    long cancels = full ? 200000L : test_scaled(2000, 100);
     size_t k;
     test_watchdog(60, "test_soak");
     test_watchdog_dump(dump_state);
@@ -212,7 +298,7 @@ int main(void) {
            full ? "full" : "reduced", joins, submits);
     for (k = 0; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
         double t0 = test_now();
-        long j, c, sub;
+        long j, c, sub, can;
         pool_stats st, before_callers;
         pool_config cfg;
         memset(&cfg, 0, sizeof cfg);
@@ -227,12 +313,14 @@ int main(void) {
         pool_stats_get(soaked, &st);
         CHECK(st.slot_calls > before_callers.slot_calls); /* some callers worked in slots */
         sub = soak_submits(submits);
+        can = soak_cancels(cancels);
         pool_stats_get(soaked, &st);
-        printf("  %2d threads: %ld joins, %ld from %d outside callers at once, %ld submits, all "
-               "completed (%.1f s); %llu halves promoted, %llu tasks stolen, %llu calls in slots\n",
-               soaked_threads, j, c, CALLERS, sub, test_now() - t0,
+        printf("  %2d threads: %ld joins, %ld from %d outside callers at once, %ld submits, %ld "
+               "cancelled rounds, all completed (%.1f s); %llu halves promoted, %llu tasks "
+               "stolen, %llu calls in slots, %llu tasks skipped\n",
+               soaked_threads, j, c, CALLERS, sub, can, test_now() - t0,
                (unsigned long long)st.joins_promoted, (unsigned long long)st.jobs_stolen,
-               (unsigned long long)st.slot_calls);
+               (unsigned long long)st.slot_calls, (unsigned long long)st.tasks_cancelled);
         if (soaked_threads > 1 && !test_under_valgrind()) /* valgrind: one thread at a time */
             CHECK(st.joins_promoted > 0 && st.jobs_stolen > 0);
         CHECK_EQ_I64(pool_destroy(soaked), 0);
