@@ -424,8 +424,8 @@ struct pool_stats {
                                  idle worker (see pool_join); the others were plain calls */
     uint64_t spawns_inline;   /* scope tasks run at once by their spawner, whose deque was
                                  full enough (see pool_scope_spawn); not in jobs_run */
-    uint64_t tasks_cancelled; /* scope tasks skipped by a cancel (see pool_scope_cancel);
-                                 not in jobs_run */
+    uint64_t tasks_cancelled; /* scope tasks the pool's threads and slots skipped for a
+                                 cancel (see pool_scope_cancel); not in jobs_run */
     uint64_t slot_calls;      /* calls and scope waits of outside threads that worked in an
                                  external slot (see pool_call); the rest were injected */
     /* The blocking pool. The first three are current values, kept without
@@ -654,8 +654,10 @@ POOL_DEF int pool_scope_wait_status(pool_scope *s);
    the wait returns once they have finished and the rest are skipped,
    with ECANCELED from pool_scope_wait_status. When that wait ends, s is
    no longer cancelled: reused, it starts afresh. Cancelling twice is
-   cancelling once; a cancel that comes as a wait ends may count for that
-   wait (which then reports ECANCELED) and not for the next.
+   cancelling once. A cancel that comes as a wait ends counts for that wait
+   (which reports ECANCELED) or for neither, never for the next; a task
+   spawned as a cancelled wait ends may be skipped (its on_cancel called)
+   with the next wait reporting 0.
    Errors:  EINVAL: s is NULL.
    Threads: any, also a task of s.
    Blocks:  no. */
@@ -673,8 +675,9 @@ POOL_DEF int pool_scope_cancelled(const pool_scope *s);
 /* pool_scope_on_cancel: sets the function called, instead of its run, for
    each task of s that a cancel skips (NULL: none; pool_scope_init clears
    it), so that the task's memory can be released. It is called on
-   whichever thread took the task, and must not wait for s. Set it before
-   the spawns it should cover.
+   whichever thread took the task, and must not wait for s, directly or
+   through another thread: its task counts as unfinished until it returns.
+   Set it before the spawns it should cover.
    Errors:  EINVAL: s is NULL.
    Threads: any.
    Blocks:  no. */
@@ -2893,12 +2896,14 @@ static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_sc
    that is already done; the owner's re-arm sets the reference bit, which
    is then set already. A joiner cannot tell whether the round it joined
    covers what it spawned itself (its spawn may have come after that
-   round's tasks finished), so when the round is done or over it looks at
-   the count, the reference aside: any means tasks are unfinished, and it
-   waits again, once that round is over. tests/model/scope.pml checks
-   all of this with waiters that spawn, after finding the hang of a
+   round's tasks finished), so once the round is over it looks at the
+   count, the reference aside: any means tasks are unfinished, and it
+   waits again. (It waits for the round to be over, not only done, to read
+   the round's outcome: see the cancellation below.) tests/model/scope.pml
+   checks all of this with waiters that spawn, after finding the hang of a
    give-back in two steps, of none, and the early return of a joiner that
-   does not look again. */
+   does not look again; its joiners may look as soon as the round is done,
+   of which looking once it is over is one schedule. */
 #define POOL__SCOPE_UNWAITED ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 2))
 
 static void pool__scope_tasks_done(pool_scope *s, size_t n) {
@@ -2952,10 +2957,19 @@ static void pool__scope_count_spawn(pool_scope *s) {
     - A cancel never replaces the mark of a later round: one that read a
       stale round would otherwise overwrite, then clear, the cancel of the
       round under way.
+    - A round that is done (its count reached zero) has no task left: a
+      task taken after that was spawned for the next round, its spawn
+      having found the count at zero, and must not be skipped for a cancel
+      of the last one. So a round counts as cancelled only until it is
+      done; the owner of a wait that found no task unfinished sets DONE
+      itself. (A task whose late spawn is taken in the instant between the
+      decrement to zero and the DONE is still skipped; the documentation of
+      pool_scope_cancel says so.)
    The owner of a wait reads the word before it moves the round on: that is
-   its status. It leaves the round's outcome in pool__ended for threads
-   that joined its wait, who look for the round they waited in there, or
-   in pool__cancel while the round is not over yet. */
+   its status. A cancel stored after that read and before the move counts
+   for neither wait (the owner clears it). The owner leaves the round's
+   outcome in pool__ended for the threads that joined its wait, who read it
+   once the round is over. */
 #define POOL__CANCEL_MARK 1u
 
 static uint32_t pool__scope_round(const pool_scope *s) {
@@ -2963,12 +2977,15 @@ static uint32_t pool__scope_round(const pool_scope *s) {
     return POOL__LOAD(&s->pool__done.state, POOL__RELAXED) & ~POOL__LATCH_FLAGS;
 }
 
-/* Whether s is cancelled in its current round; `order` is the cancel
-   word's load (relaxed for a hint, acquire to see what the canceller
-   wrote). */
+/* Whether s is cancelled in its current round, not yet done; `order` is
+   the cancel word's load (relaxed for a hint, acquire to see what the
+   canceller wrote). */
 POOL__INLINE int pool__scope_cancelled_now(const pool_scope *s, int order) {
-    uint32_t mark = POOL__LOAD(&s->pool__cancel, order);
-    return mark != 0 && mark == (pool__scope_round(s) | POOL__CANCEL_MARK);
+    uint32_t mark = POOL__LOAD(&s->pool__cancel, order), state;
+    if (!mark) return 0;
+    state = POOL__LOAD(&s->pool__done.state, POOL__RELAXED); /* see above */
+    return !(state & POOL__LATCH_DONE) &&
+           mark == ((state & ~POOL__LATCH_FLAGS) | POOL__CANCEL_MARK);
 }
 
 static void pool__scope_cancel(pool_scope *s) {
@@ -2976,7 +2993,11 @@ static void pool__scope_cancel(pool_scope *s) {
         uint32_t round = pool__scope_round(s); /* checked again after the store */
         uint32_t mark = round | POOL__CANCEL_MARK;
         uint32_t seen = POOL__LOAD(&s->pool__cancel, POOL__RELAXED); /* checked by the CAS */
-        if (seen == mark) return;                                    /* cancelled already */
+        if (seen == mark) { /* cancelled already: an RMW all the same, so that a thread
+                               that sees the mark sees what this canceller wrote */
+            POOL__FETCH_OR(&s->pool__cancel, 0, POOL__RELEASE);
+            return;
+        }
         if (seen && (int32_t)(seen - mark) > 0) return; /* a later round's: this one is over */
         if (!POOL__CAS(&s->pool__cancel, &seen, mark, POOL__SEQ_CST, POOL__RELAXED)) continue;
         POOL__CHAOS();
@@ -2997,16 +3018,6 @@ static void pool__scope_uncancel(pool_scope *s, uint32_t round) {
         POOL__CAS(&s->pool__cancel, &mark, 0, POOL__RELAXED, POOL__RELAXED);
 }
 
-/* Whether round `round` of s, which a joiner waited in, was cancelled:
-   the owner's outcome once it is over, the cancel word before. Relaxed:
-   the joiner's acquire of the latch orders pool__ended; a cancel it
-   misses raced with the end of the wait. */
-static int pool__scope_round_cancelled(const pool_scope *s, uint32_t round) {
-    uint32_t mark = round | POOL__CANCEL_MARK;
-    return POOL__LOAD(&s->pool__ended, POOL__RELAXED) == mark ||
-           POOL__LOAD(&s->pool__cancel, POOL__RELAXED) == mark;
-}
-
 /* w's skipped tasks are counted done (see pool__scope_skip). */
 static void pool__skip_flush(pool__worker *w) {
     size_t n = w->skip_count;
@@ -3023,9 +3034,10 @@ static void pool__skip_flush(pool__worker *w) {
    skipping writes, would cost more than all else a skip does. Until then
    s's wait cannot end, so a worker holding skips must count them before
    anything that may wait for s or for a thread that waits for s: before
-   it runs a task (pool__execute), goes idle (pool__worker_loop), waits,
-   parks or leaves a wait (pool__wait_in_pool). Between those it only
-   takes and skips tasks, or calls on_cancel, which must not wait for s. */
+   it runs a task (pool__execute, pool__execute_inline), goes idle
+   (pool__worker_loop), waits or leaves a wait (pool__wait_in_pool), or
+   parks (pool__park_begin: an on_cancel that waits for something). Between
+   those it only takes and skips tasks, or calls on_cancel. */
 POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
     void (*on_cancel)(pool_task *) = POOL__LOAD(&s->pool__on_cancel, POOL__RELAXED);
     if (on_cancel) on_cancel(t);
@@ -3425,7 +3437,9 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
    within w's current run. Like a join half taken back, it is a call: not
    in jobs_run and not traced as a job. */
 static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
-    pool__body outer = pool__body_begin(w, s);
+    pool__body outer;
+    if (w->skip_count) pool__skip_flush(w); /* from an on_cancel (see pool__scope_skip) */
+    outer = pool__body_begin(w, s);
     POOL__COUNT(w->stats.spawns_inline, 1);
     t->pool__scope = NULL;
     t->run(t);
@@ -4029,7 +4043,7 @@ static void pool__park_begin(pool__worker *w) {
     pool *p = w->home;
     int64_t left = pool__deque_len(&w->deque);
     int slot = pool__is_slot(w);
-    POOL__INVARIANT(w->skip_count == 0); /* see pool__scope_skip */
+    if (w->skip_count) pool__skip_flush(w); /* on_cancel parks: see pool__scope_skip */
     /* seq_cst: the parker's half of the pair in pool__threads_wanted; the
        injector load in pool__work_visible is the other. A slot's holder is
        no CPU of the pool's: nobody stands in for it. */
@@ -5245,13 +5259,13 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
     pool__worker *w;
     int rc;
     if (!s || !t || !t->run) return EINVAL;
+    if (s->pool__pool && pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__scope_cancelled_now(s, POOL__RELAXED)) return ECANCELED; /* see the cancellation */
     if (!s->pool__pool) { /* no pool could be created: run it here */
         t->pool__scope = NULL;
         t->run(t);
         return 0;
     }
-    if (pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__mark_queued(t, s) != 0) return EBUSY;
     pool__scope_count_spawn(s);
     /* Only a worker of s's pool: the origin may be another pool's worker. */
@@ -5268,21 +5282,21 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
 }
 
 /* Another thread owns the wait for s, in round `round`: block until that
-   round is done or over. Returns whether tasks are still unfinished then
-   (the caller waits again: see above); in that case it first blocks until
-   the round is over, since a round that is done stays so until its owner
-   re-arms the scope, and looking again before would spin. Acquire: pairs
-   with the release of the decrements (and so of every task that finished).
-   The reference bit is masked: an owner that has not given it back yet
-   leaves the count at zero. */
-static int pool__scope_wait_other(pool_scope *s, uint32_t round) {
+   round is over (its owner re-armed the scope), and say in *cancelled
+   whether it was cancelled. Returns whether tasks are still unfinished
+   then (the caller waits again: see above). Acquire: pairs with the
+   release of the decrements (and so of every task that finished). The
+   reference bit is masked: the owner gave it back as it re-armed. */
+static int pool__scope_wait_other(pool_scope *s, uint32_t round, int *cancelled) {
     pool__worker *w = pool__current;
     int unfinished;
     if (w) pool__park_begin(w);
-    while (!pool__latch_park_in(&s->pool__done, round)) continue;
+    /* Until the round is over, not only done: its owner writes the
+       round's outcome before it moves the round on (see the cancellation),
+       and the acquire in the park orders it before this read. */
+    while (!pool__latch_park_until(&s->pool__done, round, 0)) continue;
+    *cancelled = POOL__LOAD(&s->pool__ended, POOL__RELAXED) == (round | POOL__CANCEL_MARK);
     unfinished = (POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) & ~POOL__SCOPE_UNWAITED) != 0;
-    if (unfinished)
-        while (!pool__latch_park_until(&s->pool__done, round, 0)) continue;
     if (w) pool__park_end(w);
     return unfinished;
 }
@@ -5314,6 +5328,8 @@ static int pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
         } else {
             pool__wait_elsewhere(w, &wt, 1);
         }
+    } else { /* done already: a late spawn's task is not skipped (see the cancellation) */
+        pool__latch_set(&s->pool__done);
     }
     /* The round's outcome (see the cancellation; relaxed: a cancel this
        misses raced with the end of the wait, and the exchange below
@@ -5350,9 +5366,9 @@ static int pool__scope_wait_done(pool_scope *s, pool *p) {
     state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
     for (;;) {
         if (state & POOL__LATCH_OWNED) {
-            uint32_t round = state & ~POOL__LATCH_FLAGS;
-            if (!pool__scope_wait_other(s, round))
-                return pool__scope_round_cancelled(s, round) ? ECANCELED : 0;
+            int cancelled;
+            if (!pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS, &cancelled))
+                return cancelled ? ECANCELED : 0;
             state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
             continue;
         }
