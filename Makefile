@@ -5,7 +5,7 @@ CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
 .PHONY: all test test-debug format-check format test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
-	bench-stats bench-smoke bench-peers bench-results bench-scaling portability clean
+	bench-stats bench-smoke bench-peers bench-results bench-graph bench-scaling portability clean
 
 all: examples
 
@@ -111,6 +111,12 @@ bench-peers:
 
 bench-results:
 	sh bench/peers/results_md.sh
+
+# Task graphs: pool.h's against oneTBB's flow graph on a 1000-node layered DAG (bench/peers/dag.sh;
+# THREADS=2 unless given).
+bench-graph:
+	sh bench/peers/install.sh
+	CC="$(CC)" BUILD=$(BUILD) THREADS="$(THREADS)" sh bench/peers/dag.sh
 
 # Scaling from 1 to 16 threads (fib, the unbalanced tree, the sum) of pool.h, oneTBB and Rayon:
 # builds a bundle with every library the programs load (build/scaling), then runs it here. On a

@@ -37,7 +37,7 @@
    Windows, _umtx_op on FreeBSD, ulock on macOS) when there is nothing
    to do, so an idle pool burns no CPU.
 
-   Work enters a pool in three ways:
+   Work enters a pool in four ways:
      - fork-join: pool_join(p, a, a_arg, b, b_arg) runs a and b, possibly
        in parallel, and returns when both are done. pool_call(p, fn, arg)
        runs fn on the pool and waits. pool_parallel_for splits a range.
@@ -52,6 +52,10 @@
        for what its spawner does after the spawn.
        pool_scope_cancel stops a scope's work early: tasks not yet
        started are skipped, and its wait says ECANCELED.
+     - graphs: pool_graph_init / _add / _link describe caller-owned nodes
+       and which runs after which, once; pool_graph_run and
+       pool_graph_wait run every node, each after its predecessors, as
+       often as needed.
      - detached tasks: pool_submit / pool_submit_batch queue caller-owned
        tasks and return at once.
 
@@ -227,6 +231,7 @@
      >>api-default        the default pool, made on first use
      >>api-fork-join      pool_join, pool_call, pool_parallel_for
      >>api-scopes         pool_scope_init, _spawn, _wait
+     >>api-graphs         pool_graph_*: nodes that run after their predecessors
      >>api-submit         pool_submit, pool_submit_batch
      >>api-trace          pool_trace_write
      >>api-introspection  worker indices and stats
@@ -292,6 +297,9 @@ typedef struct pool_config pool_config;
 typedef struct pool_stats pool_stats;
 typedef struct pool_worker_stats pool_worker_stats;
 typedef struct pool_blocking_job pool_blocking_job;
+typedef struct pool_graph pool_graph;
+typedef struct pool_graph_node pool_graph_node;
+typedef struct pool_graph_edge pool_graph_edge;
 typedef void (*pool_fn)(void *arg);
 
 /* pool_task: a unit of work the caller owns. Embed it in your own struct,
@@ -476,6 +484,47 @@ struct pool_scope {
     void (*pool__on_cancel)(pool_task *t); /* called for a task skipped by a cancel */
     const void *pool__origin;              /* the worker that initialised it, NULL: none */
     uint64_t pool__origin_run;             /* ... and the id of the run it was in then */
+};
+
+/* pool_graph_node: a task of a graph (pool_graph_add), run once per run of
+   the graph after every node linked before it (pool_graph_link) has
+   finished. Owned by the caller, like a pool_task; it must stay valid, and
+   keep its graph, as long as the graph is used. Make it with
+   POOL_GRAPH_NODE_INIT or zero it and set run. */
+struct pool_graph_node {
+    void (*run)(pool_graph_node *self); /* set by the user */
+    pool_task pool__task;               /* private from here on */
+    pool_graph *pool__graph;            /* the graph it was added to */
+    pool_graph_node *pool__next;        /* the graph's list of nodes */
+    pool_graph_node *pool__next_root;   /* the graph's list of nodes without predecessors */
+    pool_graph_edge *pool__out;         /* the edges to its successors */
+    uint32_t pool__preds;               /* how many edges lead to it */
+    uint32_t pool__waiting;             /* predecessors not finished in this run */
+};
+
+/* Static or compound initialiser for a node whose run is fn. */
+/* clang-format off: an initialiser, not a block */
+#define POOL_GRAPH_NODE_INIT(fn) \
+    { (fn), POOL_TASK_INIT(0), 0, 0, 0, 0, 0, 0 }
+/* clang-format on */
+
+/* pool_graph_edge: the storage of one edge (pool_graph_link), owned by the
+   caller: no graph allocates. Zero it before its link (an edge in use is
+   refused); it stays valid, and in use, as long as its graph is used. */
+struct pool_graph_edge {
+    pool_graph_node *pool__to; /* private */
+    pool_graph_edge *pool__next;
+};
+
+/* pool_graph: nodes and the edges between them, built once and run any
+   number of times (pool_graph_init, _add, _link, _run, _wait), owned by the
+   caller; every field is private. */
+struct pool_graph {
+    pool_scope pool__scope;       /* a run's nodes are the scope's tasks */
+    pool_graph_node *pool__nodes; /* every node, newest first */
+    pool_graph_node *pool__roots; /* the nodes without predecessors, once checked */
+    uint32_t pool__running;       /* 1 from pool_graph_run until its wait */
+    int pool__checked;            /* 0: changed since the cycle check; else its result + 1 */
 };
 
 /* pool_blocking_job: a blocking task that can be waited for, and skipped
@@ -682,6 +731,77 @@ POOL_DEF int pool_scope_cancelled(const pool_scope *s);
    Threads: any.
    Blocks:  no. */
 POOL_DEF int pool_scope_on_cancel(pool_scope *s, void (*on_cancel)(pool_task *t));
+
+/* ---- graphs ------------------------------------------------------------- */
+
+/* pool_graph_init: prepares a caller-owned graph, empty, on pool p: add
+   nodes, link them, then run it and wait for the run, as often as needed.
+   A graph is a scope underneath: its first run's origin is the thread and
+   task that initialised it (see pool_scope_spawn).
+   Errors:  none; a NULL g does nothing.
+   Threads: any.
+   Blocks:  no (it may create the default pool). */
+POOL_DEF void pool_graph_init(pool_graph *g, pool *p);
+
+/* pool_graph_add: adds node n (run set, made with POOL_GRAPH_NODE_INIT or
+   zeroed) to g.
+   Errors:  EINVAL: NULL g, n or n->run. EBUSY: n is in a graph already
+            (this one or another: a node stays in its graph), or g is
+            running (run, not yet waited).
+   Threads: any, but not at the same time as another call on g.
+   Blocks:  no. */
+POOL_DEF int pool_graph_add(pool_graph *g, pool_graph_node *n);
+
+/* pool_graph_link: makes `to` run after `from` in every run of g, with e as
+   the edge's storage. A cycle is not refused here: the next pool_graph_run
+   finds it (ELOOP), so that building a graph costs nothing per edge.
+   Errors:  EINVAL: NULL g, e, from or to, or from or to not a node of g.
+            EBUSY: e is in use (linked already, or not zeroed), or g is
+            running (run, not yet waited).
+   Threads: any, but not at the same time as another call on g.
+   Blocks:  no. */
+POOL_DEF int pool_graph_link(pool_graph *g, pool_graph_edge *e, pool_graph_node *from,
+                             pool_graph_node *to);
+
+/* pool_graph_run: starts a run of g: every node runs once, after all its
+   predecessors, in parallel where the edges allow; returns at once. Each
+   run must be waited for (pool_graph_wait) before the next, or before g
+   is changed. When g changed since its last run, it is first checked for
+   a cycle, in time linear in its nodes and edges.
+   Errors:  EINVAL: g is NULL. EBUSY: g is running already. ELOOP: g has a
+            cycle (nothing runs). ECANCELED: from outside the pool while it
+            is being destroyed (nothing runs). ECHILD: a pool created before
+            a fork().
+   Threads: any.
+   Blocks:  no, but a node may run at once on this thread (as a spawn may:
+            see pool_scope_spawn). */
+POOL_DEF int pool_graph_run(pool_graph *g);
+
+/* pool_graph_wait: waits until the run of g has finished, running its
+   nodes meanwhile as pool_scope_wait does; g can then be run again or
+   changed. Returns at once if g is not running.
+   Errors:  0: every node ran. ECANCELED: the run was cancelled
+            (pool_graph_cancel): the nodes not yet started did not run.
+            EINVAL: g is NULL. EDEADLK: called from a node of g (nothing
+            was waited for).
+   Threads: any.
+   Blocks:  until the run has finished (see WAITING). */
+POOL_DEF int pool_graph_wait(pool_graph *g);
+
+/* pool_graph_cancel: cancels g's run under way, or the next one if none is:
+   nodes not yet started do not run, and pool_graph_wait says ECANCELED. A
+   run after that wait is not cancelled.
+   Errors:  EINVAL: g is NULL.
+   Threads: any, also a node of g.
+   Blocks:  no. */
+POOL_DEF int pool_graph_cancel(pool_graph *g);
+
+/* pool_graph_cancelled: nonzero while g is cancelled (see
+   pool_graph_cancel): a long node may ask it to stop early.
+   Errors:  none; a NULL g reads 0.
+   Threads: any.
+   Blocks:  no. */
+POOL_DEF int pool_graph_cancelled(const pool_graph *g);
 
 /* ---- detached tasks ----------------------------------------------------- */
 
@@ -1912,8 +2032,9 @@ typedef struct pool__worker {
     POOL__ALIGNED uint64_t rng;
     uint64_t runs;          /* runs begun, the last one's id */
     uint64_t run_current;   /* the id of the innermost run under way; 0: none */
-    pool_scope *skip_scope; /* the scope of the skipped tasks not counted done yet... */
-    size_t skip_count;      /* ... and how many (see pool__scope_skip) */
+    pool_scope *held_scope; /* the scope of the tasks it ran or skipped, not counted done
+                               yet... */
+    size_t held_count;      /* ... and how many (see pool__hold_done) */
     int64_t run_base;       /* its base: the deque bottom when it began */
     uint32_t run_depth;     /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
     uint32_t ticks;         /* searches of the main loop, for its fairness rule */
@@ -2653,8 +2774,8 @@ static void pool__core_latch_reset(pool__worker *w) {
 static void pool__sleep(pool__worker *w, pool__idle *idle) {
     pool *p = w->home;
     uint32_t s = POOL__CORE_UNSET;
-    POOL__INVARIANT(w->skip_count == 0); /* a wait for them would never end */
     uint64_t c;
+    POOL__INVARIANT(w->held_count == 0); /* a wait for them would never end */
     /* Relaxed: a SET that beats this CAS is consumed by the reset below,
        one that comes after it makes the SLEEPY -> SLEEPING CAS fail. */
     if (!POOL__CAS(&w->core_latch, &s, POOL__CORE_SLEEPY, POOL__RELAXED, POOL__RELAXED)) {
@@ -2916,15 +3037,15 @@ static void pool__scope_tasks_done(pool_scope *s, size_t n) {
 
 static void pool__scope_task_done(pool_scope *s) { pool__scope_tasks_done(s, 1); }
 
-/* Counts a task about to be posted into s. At zero a wait is finishing:
+/* Counts n tasks about to be posted into s. At zero a wait is finishing:
    the reference goes back in the same step (see above). In two steps, the
    owner could re-arm and the next owner take the reference away between
    them, and the second step would then give back a reference that the new
    wait has taken: that wait would never end. Relaxed: only the count
    matters here; the task itself is published by pool__post. */
-static void pool__scope_count_spawn(pool_scope *s) {
+static void pool__scope_count_spawns(pool_scope *s, size_t n) {
     size_t count = POOL__LOAD(&s->pool__pending, POOL__RELAXED); /* checked by the CAS */
-    while (!POOL__CAS(&s->pool__pending, &count, count ? count + 1 : POOL__SCOPE_UNWAITED + 1,
+    while (!POOL__CAS(&s->pool__pending, &count, count ? count + n : POOL__SCOPE_UNWAITED + n,
                       POOL__RELAXED, POOL__RELAXED))
         continue;
 }
@@ -3018,26 +3139,44 @@ static void pool__scope_uncancel(pool_scope *s, uint32_t round) {
         POOL__CAS(&s->pool__cancel, &mark, 0, POOL__RELAXED, POOL__RELAXED);
 }
 
-/* w's skipped tasks are counted done (see pool__scope_skip). */
-static void pool__skip_flush(pool__worker *w) {
-    size_t n = w->skip_count;
-    w->skip_count = 0;
-    pool__scope_tasks_done(w->skip_scope, n);
+/* Counting done in batches. A worker that has run or skipped a task of
+   scope s does not count it done in s at once: it holds the count, and
+   counts all it holds of s in one step when it turns to anything else.
+   Every worker running a scope's tasks would otherwise write the scope's
+   count at each task's end (as well as at its spawn), and that one shared
+   line, not the tasks, would set the pace of fine-grained scopes, graphs,
+   and the skips of a cancel.
+   While w holds counts of s, s's wait cannot end, so w may only go on
+   with what s's end waits for anyway: running another task of s (s's wait
+   waits for that task too, so whatever it waits for, even s's end through
+   another thread, it would wait for without the hold: that deadlocks
+   either way), taking and skipping tasks, calling on_cancel (which must
+   not wait for s). Before anything else w counts what it holds: before it
+   runs a task of another scope or of none (pool__execute,
+   pool__execute_inline), goes idle (pool__worker_loop), finds nothing in a
+   wait or leaves it (pool__wait_in_pool), or parks (pool__park_begin). */
+static void pool__held_flush(pool__worker *w) {
+    size_t n = w->held_count;
+    w->held_count = 0;
+    pool__scope_tasks_done(w->held_scope, n);
+}
+
+/* Before w turns to a task of scope s (NULL: none). */
+POOL__INLINE void pool__held_flush_unless(pool__worker *w, const pool_scope *s) {
+    if (w->held_count && w->held_scope != s) pool__held_flush(w);
+}
+
+/* w has run or skipped a task of s: held (see above). */
+POOL__INLINE void pool__hold_done(pool__worker *w, pool_scope *s) {
+    pool__held_flush_unless(w, s);
+    w->held_scope = s;
+    w->held_count++;
 }
 
 /* Task t of s, taken from a queue while s is cancelled, is not run: s's
-   on_cancel is called instead, and t counts as done. Relaxed on_cancel:
-   set before the spawn, it is published with t by the queue.
-   A worker (w not NULL) counts its skips done in one step when it stops
-   skipping tasks of s: a cancel leaves a worker a run of queued tasks to
-   skip, and a decrement each on the scope's count, which every worker
-   skipping writes, would cost more than all else a skip does. Until then
-   s's wait cannot end, so a worker holding skips must count them before
-   anything that may wait for s or for a thread that waits for s: before
-   it runs a task (pool__execute, pool__execute_inline), goes idle
-   (pool__worker_loop), waits or leaves a wait (pool__wait_in_pool), or
-   parks (pool__park_begin: an on_cancel that waits for something). Between
-   those it only takes and skips tasks, or calls on_cancel. */
+   on_cancel is called instead, and t counts as done (held by a worker,
+   see above). Relaxed on_cancel: set before the spawn, it is published
+   with t by the queue. */
 POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
     void (*on_cancel)(pool_task *) = POOL__LOAD(&s->pool__on_cancel, POOL__RELAXED);
     if (on_cancel) on_cancel(t);
@@ -3046,9 +3185,7 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
         return;
     }
     POOL__COUNT(w->stats.tasks_cancelled, 1);
-    if (w->skip_count && w->skip_scope != s) pool__skip_flush(w);
-    w->skip_scope = s;
-    w->skip_count++;
+    pool__hold_done(w, s);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -3420,7 +3557,7 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
         pool__scope_skip(w, t, scope);
         return;
     }
-    if (w->skip_count) pool__skip_flush(w); /* before anything runs (see pool__scope_skip) */
+    pool__held_flush_unless(w, scope); /* see pool__hold_done */
     outer = pool__body_begin(w, pool__enclosing_scope(t, scope));
     POOL__COUNT(w->stats.jobs_run, 1);
     if (new_run) outer_base = pool__run_begin(w, t, scope);
@@ -3429,7 +3566,7 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
     if (new_run) pool__run_end(w, outer_base);
     pool__body_end(w, outer);
-    if (scope) pool__scope_task_done(scope);
+    if (scope) pool__hold_done(w, scope);
 }
 
 /* Runs task t of scope s, counted in it, at once on w, its spawner,
@@ -3438,7 +3575,7 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
    in jobs_run and not traced as a job. */
 static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
     pool__body outer;
-    if (w->skip_count) pool__skip_flush(w); /* from an on_cancel (see pool__scope_skip) */
+    pool__held_flush_unless(w, s); /* see pool__hold_done */
     outer = pool__body_begin(w, s);
     POOL__COUNT(w->stats.spawns_inline, 1);
     t->pool__scope = NULL;
@@ -3733,7 +3870,7 @@ static void pool__worker_loop(pool__worker *w) {
             pool__execute(w, t, 1);
             continue;
         }
-        if (w->skip_count) pool__skip_flush(w); /* before it idles (see pool__scope_skip) */
+        if (w->held_count) pool__held_flush(w); /* before it idles (see pool__hold_done) */
         if (POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
         if (!idle_now) {
             POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
@@ -4043,7 +4180,7 @@ static void pool__park_begin(pool__worker *w) {
     pool *p = w->home;
     int64_t left = pool__deque_len(&w->deque);
     int slot = pool__is_slot(w);
-    if (w->skip_count) pool__skip_flush(w); /* on_cancel parks: see pool__scope_skip */
+    if (w->held_count) pool__held_flush(w); /* see pool__hold_done */
     /* seq_cst: the parker's half of the pair in pool__threads_wanted; the
        injector load in pool__work_visible is the other. A slot's holder is
        no CPU of the pool's: nobody stands in for it. */
@@ -4129,8 +4266,8 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
             rounds = 0;
             continue;
         }
-        if (w->skip_count) { /* before it waits on (see pool__scope_skip) */
-            pool__skip_flush(w);
+        if (w->held_count) { /* before it waits on (see pool__hold_done) */
+            pool__held_flush(w);
             continue; /* they may have been the last the wait waited for */
         }
         pool__want_help(w, wt); /* a thief's next join promotes a half it may take */
@@ -4140,7 +4277,7 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
             pool__park(w, wt->done);
         }
     }
-    if (w->skip_count) pool__skip_flush(w); /* before it leaves (see pool__scope_skip) */
+    if (w->held_count) pool__held_flush(w); /* before it leaves (see pool__hold_done) */
     pool__wait_leave(w);
 }
 
@@ -4258,7 +4395,7 @@ static void pool__slot_give_back(pool *p, pool__worker *w) {
     pool_task *t, *first = NULL, *last = NULL;
     size_t n = 0;
     POOL__INVARIANT(w->run_depth == 0 && w->wait_depth == 0 && !w->lazy_newest &&
-                    w->skip_count == 0);
+                    w->held_count == 0);
     while ((t = pool__deque_pop(&w->deque)) != NULL) {
         if (last) last->pool__next = t;
         else first = t;
@@ -5267,7 +5404,7 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
         return 0;
     }
     if (pool__mark_queued(t, s) != 0) return EBUSY;
-    pool__scope_count_spawn(s);
+    pool__scope_count_spawns(s, 1);
     /* Only a worker of s's pool: the origin may be another pool's worker. */
     if ((w = pool__worker_of(s->pool__pool)) != NULL && pool__spawn_runs_inline(w, s)) {
         pool__execute_inline(w, t, s);
@@ -5419,6 +5556,212 @@ POOL__IMPL int pool_scope_on_cancel(pool_scope *s, void (*on_cancel)(pool_task *
     if (!s) return EINVAL;
     POOL__STORE(&s->pool__on_cancel, on_cancel, POOL__RELAXED);
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API: graphs                                          >>api-graphs */
+/*                                                                          */
+/* A run of a graph is a round of its scope: pool_graph_run spawns the      */
+/* nodes without predecessors, and a node that finishes counts down each    */
+/* successor's `waiting` and spawns the successor it brings to zero. The    */
+/* scope's count then covers every node started and not finished, and its   */
+/* wait is the graph's: cancelling the scope skips what is queued, and a    */
+/* successor of a skipped node is never spawned, so a cancelled run still   */
+/* ends. The counts are set again at each run, before any root is spawned   */
+/* (the spawn publishes them to the thread that runs the root). Nothing is  */
+/* allocated: nodes and edges are the caller's. A cycle would leave its     */
+/* nodes waiting for each other and the wait hanging, so a changed graph is */
+/* checked before it runs (Kahn's algorithm), and only a changed one.       */
+/* ------------------------------------------------------------------------ */
+
+static pool_graph_node *pool__graph_node_of(pool_task *t) {
+    return (pool_graph_node *)(void *)((char *)t - offsetof(pool_graph_node, pool__task));
+}
+
+static void pool__graph_node_run(pool_task *t);
+
+/* Starts the n nodes of g whose tasks are chained from `ready` (through
+   their links) to `last`: counted in g's scope in one step, then pushed
+   onto this worker's deque, or injected in one chain from outside. A
+   cancelled run starts none: never counted, they are skipped as the
+   cancel's. Refused by a pool being destroyed (from outside), they run
+   here, so that a run never loses a node. With no pool, they run here. */
+static void pool__graph_start(pool_graph *g, pool_task *ready, pool_task *last, uint32_t n) {
+    pool_scope *s = &g->pool__scope;
+    pool *p = s->pool__pool;
+    pool__worker *w;
+    pool_task *t;
+    uint32_t pushed = 0;
+    if (!n || pool__scope_cancelled_now(s, POOL__RELAXED)) return;
+    if (!p) {
+        while ((t = ready) != NULL) {
+            ready = t->pool__next;
+            pool__graph_node_run(t);
+        }
+        return;
+    }
+    pool__scope_count_spawns(s, n);
+    for (t = ready; t; t = t->pool__next) pool__mark_queued(t, s); /* never queued: see run */
+    if ((w = pool__worker_of(p)) != NULL) {
+        while ((t = ready) != NULL && pool__deque_push(&w->deque, t) == 0) {
+            ready = t->pool__next;
+            pushed++;
+        }
+        if (pushed) pool__new_local_jobs(w, pushed);
+        if (!ready) return;
+        n -= pushed; /* out of memory part-way: the rest is injected, accepted already */
+        pool__inject(p, ready, last, n, POOL__INJECT_ACCEPTED, NULL);
+        return;
+    }
+    if (pool__inject(p, ready, last, n, POOL__INJECT_NEW, NULL) == 0) return;
+    while ((t = ready) != NULL) {
+        ready = t->pool__next;
+        pool__unmark_queued(t);
+        pool__graph_node_run(t);
+        pool__scope_task_done(s);
+    }
+}
+
+/* A node's task: the user's run, then its successors' counts, and the
+   successors it brought to zero started together. acq_rel: the release
+   publishes this node's effects, the acquire of the decrement that
+   reaches zero sees every predecessor's before the successor runs. */
+static void pool__graph_node_run(pool_task *t) {
+    pool_graph_node *n = pool__graph_node_of(t);
+    pool_graph *g = n->pool__graph;
+    pool_graph_edge *e;
+    pool_task *ready = NULL, *last = NULL;
+    uint32_t k = 0;
+    n->run(n);
+    for (e = n->pool__out; e; e = e->pool__next)
+        if (POOL__FETCH_SUB(&e->pool__to->pool__waiting, 1, POOL__ACQ_REL) == 1) {
+            pool_task *next = &e->pool__to->pool__task;
+            next->pool__next = ready;
+            if (!ready) last = next;
+            ready = next;
+            k++;
+        }
+    pool__graph_start(g, ready, last, k);
+}
+
+/* Kahn's algorithm over g, with the nodes' run counts as scratch: ELOOP if
+   some node is never reached (it lies on a cycle or after one), else 0,
+   with the roots listed for the runs. */
+static int pool__graph_check(pool_graph *g) {
+    pool_graph_node *n, *roots = NULL;
+    pool_task *ready = NULL; /* a stack of the nodes ready, through their tasks' links */
+    size_t nodes = 0, reached = 0;
+    for (n = g->pool__nodes; n; n = n->pool__next, nodes++) {
+        n->pool__waiting = n->pool__preds;
+        if (n->pool__preds) continue;
+        n->pool__next_root = roots;
+        roots = n;
+    }
+    g->pool__roots = roots;
+    for (n = roots; n; n = n->pool__next_root) {
+        n->pool__task.pool__next = ready;
+        ready = &n->pool__task;
+    }
+    while (ready) {
+        pool_graph_edge *e;
+        n = pool__graph_node_of(ready);
+        ready = ready->pool__next;
+        n->pool__task.pool__next = NULL;
+        reached++;
+        for (e = n->pool__out; e; e = e->pool__next)
+            if (--e->pool__to->pool__waiting == 0) {
+                e->pool__to->pool__task.pool__next = ready;
+                ready = &e->pool__to->pool__task;
+            }
+    }
+    return reached == nodes ? 0 : ELOOP;
+}
+
+POOL__IMPL void pool_graph_init(pool_graph *g, pool *p) {
+    if (!g) return;
+    pool_scope_init(&g->pool__scope, p);
+    g->pool__nodes = NULL;
+    g->pool__roots = NULL;
+    g->pool__running = 0;
+    g->pool__checked = 1; /* empty: no cycle */
+}
+
+/* Relaxed: running is checked against a run begun by this caller's own
+   earlier call (calls on one graph are not made at the same time). */
+static int pool__graph_running(const pool_graph *g) {
+    return POOL__LOAD(&g->pool__running, POOL__RELAXED) != 0;
+}
+
+POOL__IMPL int pool_graph_add(pool_graph *g, pool_graph_node *n) {
+    if (!g || !n || !n->run) return EINVAL;
+    if (n->pool__graph || pool__graph_running(g)) return EBUSY;
+    n->pool__graph = g;
+    n->pool__task = (pool_task)POOL_TASK_INIT(pool__graph_node_run);
+    n->pool__out = NULL;
+    n->pool__preds = 0;
+    n->pool__next = g->pool__nodes;
+    g->pool__nodes = n;
+    g->pool__checked = 0;
+    return 0;
+}
+
+POOL__IMPL int pool_graph_link(pool_graph *g, pool_graph_edge *e, pool_graph_node *from,
+                               pool_graph_node *to) {
+    if (!g || !e || !from || !to || from->pool__graph != g || to->pool__graph != g) return EINVAL;
+    if (e->pool__to || pool__graph_running(g)) return EBUSY;
+    e->pool__to = to;
+    e->pool__next = from->pool__out;
+    from->pool__out = e;
+    to->pool__preds++;
+    g->pool__checked = 0;
+    return 0;
+}
+
+POOL__IMPL int pool_graph_run(pool_graph *g) {
+    pool_graph_node *n;
+    pool_task *ready = NULL, *last = NULL;
+    uint32_t idle = 0, roots = 0;
+    pool *p;
+    if (!g) return EINVAL;
+    p = g->pool__scope.pool__pool;
+    if (p && pool__inherited(p)) return ECHILD;
+    if (p && pool__worker_of(p) == NULL && POOL__LOAD(&p->closing, POOL__ACQUIRE))
+        return ECANCELED; /* acquire: pairs with pool_destroy's release store */
+    /* Acquire: pairs with the wait's release, after which the last run's
+       nodes are all done with the counts. */
+    if (!POOL__CAS(&g->pool__running, &idle, 1, POOL__ACQUIRE, POOL__RELAXED)) return EBUSY;
+    if (!g->pool__checked) g->pool__checked = pool__graph_check(g) + 1;
+    if (g->pool__checked != 1) {
+        POOL__STORE(&g->pool__running, 0, POOL__RELAXED); /* nothing ran */
+        return ELOOP;
+    }
+    for (n = g->pool__nodes; n; n = n->pool__next) /* published by the roots' posts */
+        POOL__STORE(&n->pool__waiting, n->pool__preds, POOL__RELAXED);
+    for (n = g->pool__roots; n; n = n->pool__next_root) {
+        n->pool__task.pool__next = ready;
+        if (!ready) last = &n->pool__task;
+        ready = &n->pool__task;
+        roots++;
+    }
+    pool__graph_start(g, ready, last, roots);
+    return 0;
+}
+
+POOL__IMPL int pool_graph_wait(pool_graph *g) {
+    int rc;
+    if (!g) return EINVAL;
+    rc = pool_scope_wait_status(&g->pool__scope);
+    /* Release: pairs with the next run's acquire. */
+    if (rc != EDEADLK) POOL__STORE(&g->pool__running, 0, POOL__RELEASE);
+    return rc;
+}
+
+POOL__IMPL int pool_graph_cancel(pool_graph *g) {
+    return g ? pool_scope_cancel(&g->pool__scope) : EINVAL;
+}
+
+POOL__IMPL int pool_graph_cancelled(const pool_graph *g) {
+    return g && pool_scope_cancelled(&g->pool__scope);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -4,7 +4,8 @@
 # program still checks its results.
 #
 #   1. bench/run.sh with BENCH_QUICK=1: every bench/*.c, and issue 5's workloads on pool.h
-#      (bench/peers/pool_h.c). Needs only a C compiler.
+#      (bench/peers/pool_h.c). Needs only a C compiler. Then bench/peers/dag.sh at tiny sizes
+#      (pool.h's graphs; oneTBB's flow graph beside them where it is installed).
 #   2. bench/peers/run.sh with QUICK=1: the same workloads on every runtime, pool.h, pool.h-spin
 #      (pool.h with an idle spin budget), GNU and LLVM OpenMP, oneTBB and Rayon, checksums
 #      compared. Only when PEERS says so:
@@ -38,6 +39,11 @@ count() {
 echo "=== bench/run.sh, BENCH_QUICK=1"
 BENCH_QUICK=1 BENCH_CFLAGS="-Wall -Wextra -Werror" BUILD=$BUILD/bench-smoke sh bench/run.sh 2>&1 |
     tee "$log"
+count
+
+echo
+echo "=== bench/peers/dag.sh, QUICK=1 (oneTBB's side only where it is installed)"
+QUICK=1 BUILD=$BUILD/bench-smoke sh bench/peers/dag.sh 2>&1 | tee "$log"
 count
 
 if [ "$PEERS" = auto ]; then

@@ -1,7 +1,7 @@
 /* bench/peers/dag.h -- the task graph of the DAG benchmark: one fixed layered DAG, its per-node
  * work and a serial reference, shared by the programs that run it on one runtime each (dag_tbb.cpp
- * for oneTBB's flow graph; pool.h's to come), so that all of them run the same graph and can be
- * compared by checksum. Plain C99 that is also valid C++.
+ * for oneTBB's flow graph, dag_pool.c for pool.h's graphs), so that all of them run the same graph
+ * and can be compared by checksum. C99 with POSIX (clock_gettime) that is also valid C++.
  *
  * The graph: DAG_LAYERS layers of DAG_WIDTH nodes, numbered layer by layer (node i is in layer
  * i / DAG_WIDTH). Every node of layer L > 0 has DAG_PREDS distinct predecessors in layer L - 1,
@@ -24,7 +24,11 @@
 #ifndef DAG_H
 #define DAG_H
 
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 #define DAG_LAYERS 10u
 #define DAG_WIDTH 100u
@@ -108,6 +112,36 @@ static inline uint64_t dag_collect(struct dag *d) {
         d->value[i] = 0;
     }
     return c;
+}
+
+/* What the programs that run the DAG share: a monotonic clock, their arguments, their check. */
+static inline uint64_t dag_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* argv[i] if given, else the environment variable, else the default; at least 1. */
+static inline long dag_arg(const char *prog, int argc, char **argv, int i, const char *env,
+                           long def) {
+    const char *s = i < argc ? argv[i] : getenv(env);
+    char *end;
+    long v;
+    if (!s || !*s) return def;
+    v = strtol(s, &end, 10);
+    if (*end || v < 1) {
+        fprintf(stderr, "%s: %s must be a positive integer, not '%s'\n", prog, env, s);
+        exit(2);
+    }
+    return v;
+}
+
+/* Exits with status 1 and a message unless a run's checksum is DAG_CHECKSUM. */
+static inline void dag_check(const char *prog, uint64_t got, const char *who, long run) {
+    if (got == DAG_CHECKSUM) return;
+    fprintf(stderr, "%s: FAILED: %s run %ld: checksum %#" PRIx64 ", want %#" PRIx64 "\n", prog, who,
+            run, got, (uint64_t)DAG_CHECKSUM);
+    exit(1);
 }
 
 /* The serial reference: one run in index order (a topological order). */

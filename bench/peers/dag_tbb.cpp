@@ -34,44 +34,16 @@
 
 using node_t = tbb::flow::continue_node<tbb::flow::continue_msg>;
 
-static uint64_t now_ns() {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* argv[i] if given, else the environment variable, else the default; at least 1. */
-static long arg(int argc, char **argv, int i, const char *env, long def) {
-    const char *s = i < argc ? argv[i] : getenv(env);
-    char *end;
-    long v;
-
-    if (!s || !*s) return def;
-    v = strtol(s, &end, 10);
-    if (*end || v < 1) {
-        fprintf(stderr, "dag-tbb: %s must be a positive integer, not '%s'\n", env, s);
-        exit(2);
-    }
-    return v;
-}
-
-static void check(uint64_t got, const char *who, long run) {
-    if (got == DAG_CHECKSUM) return;
-    fprintf(stderr, "dag-tbb: FAILED: %s run %ld: checksum %#" PRIx64 ", want %#" PRIx64 "\n", who,
-            run, got, (uint64_t)DAG_CHECKSUM);
-    exit(1);
-}
-
 /* `runs` runs of `one` (a run without its check); returns their total time in ns. */
 template <class Run>
 static uint64_t repetition(struct dag *d, long runs, const char *who, Run one) {
     uint64_t total = 0;
 
     for (long r = 0; r < runs; r++) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = dag_now_ns();
         one();
-        total += now_ns() - t0;
-        check(dag_collect(d), who, r);
+        total += dag_now_ns() - t0;
+        dag_check("dag-tbb", dag_collect(d), who, r);
     }
     return total;
 }
@@ -83,14 +55,14 @@ static double median(std::vector<double> v) {
 }
 
 int main(int argc, char **argv) {
-    long threads = arg(argc, argv, 1, "THREADS", 2);
-    long runs = arg(argc, argv, 2, "RUNS", 10000);
-    long reps = arg(argc, argv, 3, "REPS", 5);
+    long threads = dag_arg("dag-tbb", argc, argv, 1, "THREADS", 2);
+    long runs = dag_arg("dag-tbb", argc, argv, 2, "RUNS", 10000);
+    long reps = dag_arg("dag-tbb", argc, argv, 3, "REPS", 5);
     std::unique_ptr<struct dag> d(new struct dag);
     std::vector<double> tbb_ns, serial_ns;
 
     dag_build(d.get());
-    check(dag_serial(d.get()), "serial", 0);
+    dag_check("dag-tbb", dag_serial(d.get()), "serial", 0);
 
     tbb::global_control control(tbb::global_control::max_allowed_parallelism, (size_t)threads);
     tbb::task_arena arena((int)threads);

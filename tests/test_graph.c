@@ -1,0 +1,379 @@
+/* test_graph.c - task graphs (pool_graph_*).
+ *
+ *   layered   a 1000-node DAG of 10 layers, 4 distinct predecessors per
+ *             node, run 200 times from outside, from a worker, and waited
+ *             for from another thread: every node runs exactly once per
+ *             run, never before a predecessor has finished (a sequence
+ *             number taken at each node's start and end), and each node's
+ *             value, computed from its predecessors', matches the serial
+ *             answer.
+ *   shapes    an empty graph, a single node, a chain, a fan-out and a
+ *             fan-in.
+ *   cycles    a self-edge and a 3-cycle behind a root: ELOOP, nothing
+ *             runs, and the graph stays refused until it changes.
+ *   errors    EINVAL and EBUSY: NULLs, a node of another graph, a node
+ *             added twice, an edge linked twice, a run before the last
+ *             one's wait, add and link while running; EDEADLK: a wait from
+ *             inside a node.
+ *   cancel    a node cancels its run: its successors and every node not
+ *             started do not run, the wait says ECANCELED, and the next
+ *             run runs every node.
+ */
+#define POOL_IMPLEMENTATION
+#include "../pool.h"
+
+#include "test.h"
+
+#include <stdlib.h>
+
+#define LAYERS 10
+#define WIDTH 100
+#define NODES (LAYERS * WIDTH)
+#define PREDS 4
+
+typedef struct dag_node {
+    pool_graph_node node;
+    int id;
+    int preds[PREDS]; /* layer > 0 only */
+    uint64_t value;
+    atomic_long started, finished, runs; /* sequence numbers, and runs in this round */
+} dag_node;
+
+static dag_node dag[NODES];
+static pool_graph_edge dag_edges[NODES * PREDS];
+static uint64_t dag_expected[NODES];
+static atomic_long sequence;
+static pool_graph dag_graph;
+
+static uint64_t mix(uint64_t x) {
+    x ^= x >> 31;
+    x *= 0x9E3779B97F4A7C15ull;
+    return x ^ (x >> 29);
+}
+
+static void dag_run(pool_graph_node *self) {
+    dag_node *d = (dag_node *)(void *)self;
+    uint64_t sum = (uint64_t)d->id;
+    int k;
+    atomic_store(&d->started, atomic_fetch_add(&sequence, 1));
+    if (d->id >= WIDTH)
+        for (k = 0; k < PREDS; k++) sum += dag[d->preds[k]].value; /* finished: see the edges */
+    d->value = mix(sum);
+    atomic_fetch_add(&d->runs, 1);
+    atomic_store(&d->finished, atomic_fetch_add(&sequence, 1));
+}
+
+static void dag_build(pool *p) {
+    uint64_t rng = 12345;
+    int i, k, e = 0;
+    pool_graph_init(&dag_graph, p);
+    for (i = 0; i < NODES; i++) {
+        dag[i].node = (pool_graph_node)POOL_GRAPH_NODE_INIT(dag_run);
+        dag[i].id = i;
+        CHECK_EQ_I64(pool_graph_add(&dag_graph, &dag[i].node), 0);
+    }
+    for (i = WIDTH; i < NODES; i++) {
+        int layer_start = (i / WIDTH - 1) * WIDTH;
+        for (k = 0; k < PREDS; k++) {
+            int pred, j, fresh;
+            do { /* distinct predecessors */
+                pred = layer_start + (int)(test_rand(&rng) % WIDTH);
+                fresh = 1;
+                for (j = 0; j < k; j++) fresh &= dag[i].preds[j] != pred;
+            } while (!fresh);
+            dag[i].preds[k] = pred;
+            CHECK_EQ_I64(
+                pool_graph_link(&dag_graph, &dag_edges[e++], &dag[pred].node, &dag[i].node), 0);
+        }
+    }
+    for (i = 0; i < NODES; i++) { /* the serial answer, in index order: a topological one */
+        uint64_t sum = (uint64_t)i;
+        if (i >= WIDTH)
+            for (k = 0; k < PREDS; k++) sum += dag_expected[dag[i].preds[k]];
+        dag_expected[i] = mix(sum);
+    }
+}
+
+static void dag_reset(void) {
+    int i;
+    for (i = 0; i < NODES; i++) {
+        atomic_store(&dag[i].runs, 0);
+        dag[i].value = 0;
+    }
+}
+
+/* Every node ran once, after its predecessors, with the serial value. */
+static void dag_check(const char *how, long round) {
+    int i, k, bad = 0;
+    for (i = 0; i < NODES && bad < 5; i++) {
+        if (atomic_load(&dag[i].runs) != 1 || dag[i].value != dag_expected[i]) {
+            CHECK_MSG(0, "%s, run %ld: node %d ran %ld times, value %s", how, round, i,
+                      atomic_load(&dag[i].runs),
+                      dag[i].value == dag_expected[i] ? "right" : "wrong");
+            bad++;
+        }
+        if (i >= WIDTH)
+            for (k = 0; k < PREDS; k++)
+                if (atomic_load(&dag[dag[i].preds[k]].finished) > atomic_load(&dag[i].started)) {
+                    CHECK_MSG(0, "%s, run %ld: node %d started before predecessor %d finished", how,
+                              round, i, dag[i].preds[k]);
+                    bad++;
+                }
+    }
+}
+
+static void dag_round(void *arg) {
+    long round = *(long *)arg;
+    dag_reset();
+    CHECK_EQ_I64(pool_graph_run(&dag_graph), 0);
+    CHECK_EQ_I64(pool_graph_wait(&dag_graph), 0);
+    dag_check("on a worker", round);
+}
+
+static void *dag_waiter(void *arg) {
+    (void)arg;
+    CHECK_EQ_I64(pool_graph_wait(&dag_graph), 0);
+    return NULL;
+}
+
+static void part_layered(void) {
+    pool *p = test_pool(2);
+    long rounds = (long)test_scaled(200, 10), r;
+    test_watchdog(120, "test_graph layered: runs of a 1000-node DAG");
+    printf("  layered: a %d-node DAG (%d layers, %d predecessors each), %ld runs each from "
+           "outside, a worker, and waited for on another thread\n",
+           NODES, LAYERS, PREDS, rounds);
+    dag_build(p);
+    for (r = 0; r < rounds; r++) {
+        pthread_t th;
+        dag_reset();
+        CHECK_EQ_I64(pool_graph_run(&dag_graph), 0);
+        CHECK_EQ_I64(pool_graph_wait(&dag_graph), 0);
+        dag_check("from outside", r);
+        pool_call_on_worker(p, dag_round, &r);
+        dag_reset();
+        CHECK_EQ_I64(pool_graph_run(&dag_graph), 0);
+        CHECK(pthread_create(&th, NULL, dag_waiter, NULL) == 0);
+        pthread_join(th, NULL);
+        dag_check("waited on another thread", r);
+    }
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+/* ---- shapes, cycles, errors, cancel: small graphs of counted nodes ---- */
+
+typedef struct small_node {
+    pool_graph_node node;
+    atomic_int runs;
+} small_node;
+
+static void small_run(pool_graph_node *self) { atomic_fetch_add(&((small_node *)self)->runs, 1); }
+
+/* A graph of n counted nodes, none linked. */
+static void small_graph(pool_graph *g, pool *p, small_node *nodes, int n) {
+    int i;
+    pool_graph_init(g, p);
+    for (i = 0; i < n; i++) {
+        nodes[i].node = (pool_graph_node)POOL_GRAPH_NODE_INIT(small_run);
+        atomic_store(&nodes[i].runs, 0);
+        CHECK_EQ_I64(pool_graph_add(g, &nodes[i].node), 0);
+    }
+}
+
+static long small_runs(const small_node *nodes, int n) {
+    long total = 0;
+    int i;
+    for (i = 0; i < n; i++) total += atomic_load(&nodes[i].runs);
+    return total;
+}
+
+static void part_shapes(void) {
+    pool *p = test_pool(2);
+    pool_graph g;
+    small_node n[64];
+    pool_graph_edge e[128];
+    int i;
+    test_watchdog(30, "test_graph shapes");
+    printf("  shapes: empty, one node, a chain, a fan-out, a fan-in\n");
+    pool_graph_init(&g, p);
+    CHECK_EQ_I64(pool_graph_run(&g), 0); /* empty */
+    CHECK_EQ_I64(pool_graph_wait(&g), 0);
+    small_graph(&g, p, n, 1);
+    CHECK_EQ_I64(pool_graph_run(&g), 0);
+    CHECK_EQ_I64(pool_graph_wait(&g), 0);
+    CHECK_EQ_I64(small_runs(n, 1), 1);
+    memset(e, 0, sizeof e);
+    small_graph(&g, p, n, 64); /* a chain */
+    for (i = 1; i < 64; i++)
+        CHECK_EQ_I64(pool_graph_link(&g, &e[i], &n[i - 1].node, &n[i].node), 0);
+    CHECK_EQ_I64(pool_graph_run(&g), 0);
+    CHECK_EQ_I64(pool_graph_wait(&g), 0);
+    CHECK_EQ_I64(small_runs(n, 64), 64);
+    memset(e, 0, sizeof e);
+    small_graph(&g, p, n, 64); /* node 0 before nodes 1-62, all of them before node 63 */
+    for (i = 1; i < 63; i++) {
+        CHECK_EQ_I64(pool_graph_link(&g, &e[2 * i], &n[0].node, &n[i].node), 0);
+        CHECK_EQ_I64(pool_graph_link(&g, &e[2 * i + 1], &n[i].node, &n[63].node), 0);
+    }
+    for (i = 0; i < 3; i++) { /* again, unchanged: no check */
+        CHECK_EQ_I64(pool_graph_run(&g), 0);
+        CHECK_EQ_I64(pool_graph_wait(&g), 0);
+    }
+    CHECK_EQ_I64(small_runs(n, 64), 3 * 64);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+static void part_cycles(void) {
+    pool *p = test_pool(2);
+    pool_graph g;
+    small_node n[4];
+    pool_graph_edge e[4];
+    test_watchdog(30, "test_graph cycles");
+    printf("  cycles: a self-edge, a 3-cycle behind a root\n");
+    memset(e, 0, sizeof e);
+    small_graph(&g, p, n, 1);
+    CHECK_EQ_I64(pool_graph_link(&g, &e[0], &n[0].node, &n[0].node), 0);
+    CHECK_EQ_I64(pool_graph_run(&g), ELOOP);
+    CHECK_EQ_I64(pool_graph_run(&g), ELOOP); /* still, until it changes */
+    CHECK_EQ_I64(pool_graph_wait(&g), 0);    /* nothing to wait for */
+    CHECK_EQ_I64(small_runs(n, 1), 0);
+    memset(e, 0, sizeof e);
+    small_graph(&g, p, n, 4); /* 0 -> 1 -> 2 -> 3 -> 1 */
+    CHECK_EQ_I64(pool_graph_link(&g, &e[0], &n[0].node, &n[1].node), 0);
+    CHECK_EQ_I64(pool_graph_link(&g, &e[1], &n[1].node, &n[2].node), 0);
+    CHECK_EQ_I64(pool_graph_link(&g, &e[2], &n[2].node, &n[3].node), 0);
+    CHECK_EQ_I64(pool_graph_link(&g, &e[3], &n[3].node, &n[1].node), 0);
+    CHECK_EQ_I64(pool_graph_run(&g), ELOOP);
+    CHECK_EQ_I64(small_runs(n, 4), 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+/* ---- errors ---- */
+
+static test_gate *errors_gate;
+static pool_graph *errors_graph;
+static atomic_int errors_deadlk;
+
+static void gate_node(pool_graph_node *self) {
+    (void)self;
+    test_gate_run(&errors_gate->task);
+}
+
+static void waits_for_own_graph(pool_graph_node *self) {
+    (void)self;
+    atomic_store(&errors_deadlk, pool_graph_wait(errors_graph));
+}
+
+static void part_errors(void) {
+    pool *p = test_pool(2);
+    pool_graph g, other;
+    small_node n[3], x;
+    pool_graph_node gate = POOL_GRAPH_NODE_INIT(gate_node), late = POOL_GRAPH_NODE_INIT(small_run);
+    pool_graph_node self_waiter = POOL_GRAPH_NODE_INIT(waits_for_own_graph);
+    pool_graph_node no_run = POOL_GRAPH_NODE_INIT(NULL);
+    pool_graph_edge e[3], spare;
+    test_gate held = TEST_GATE_INIT;
+    test_watchdog(30, "test_graph errors");
+    printf("  errors: bad arguments, a node or edge used twice, changes while running, a wait "
+           "from a node\n");
+    memset(e, 0, sizeof e);
+    memset(&spare, 0, sizeof spare);
+    small_graph(&g, p, n, 3);
+    small_graph(&other, p, &x, 1);
+    pool_graph_init(NULL, p);
+    CHECK_EQ_I64(pool_graph_add(NULL, &late), EINVAL);
+    CHECK_EQ_I64(pool_graph_add(&g, NULL), EINVAL);
+    CHECK_EQ_I64(pool_graph_add(&g, &no_run), EINVAL);
+    CHECK_EQ_I64(pool_graph_add(&g, &n[0].node), EBUSY);     /* added twice */
+    CHECK_EQ_I64(pool_graph_add(&other, &n[0].node), EBUSY); /* in another graph */
+    CHECK_EQ_I64(pool_graph_link(NULL, &e[0], &n[0].node, &n[1].node), EINVAL);
+    CHECK_EQ_I64(pool_graph_link(&g, NULL, &n[0].node, &n[1].node), EINVAL);
+    CHECK_EQ_I64(pool_graph_link(&g, &e[0], NULL, &n[1].node), EINVAL);
+    CHECK_EQ_I64(pool_graph_link(&g, &e[0], &n[0].node, NULL), EINVAL);
+    CHECK_EQ_I64(pool_graph_link(&g, &e[0], &n[0].node, &x.node), EINVAL); /* another graph's */
+    CHECK_EQ_I64(pool_graph_link(&g, &e[0], &n[0].node, &n[1].node), 0);
+    CHECK_EQ_I64(pool_graph_link(&g, &e[0], &n[1].node, &n[2].node), EBUSY); /* edge in use */
+    CHECK_EQ_I64(pool_graph_run(NULL), EINVAL);
+    CHECK_EQ_I64(pool_graph_wait(NULL), EINVAL);
+    CHECK_EQ_I64(pool_graph_cancel(NULL), EINVAL);
+    CHECK_EQ_I64(pool_graph_cancelled(NULL), 0);
+    /* While running: a node holds the run until the gate opens. */
+    errors_gate = &held;
+    CHECK_EQ_I64(pool_graph_add(&g, &gate), 0);
+    CHECK_EQ_I64(pool_graph_run(&g), 0);
+    test_gate_wait_entered(&held);
+    CHECK_EQ_I64(pool_graph_run(&g), EBUSY);
+    CHECK_EQ_I64(pool_graph_add(&g, &late), EBUSY);
+    CHECK_EQ_I64(pool_graph_link(&g, &spare, &n[1].node, &n[2].node), EBUSY);
+    test_gate_open(&held);
+    CHECK_EQ_I64(pool_graph_wait(&g), 0);
+    CHECK_EQ_I64(small_runs(n, 3), 3);
+    CHECK_EQ_I64(pool_graph_link(&g, &spare, &n[1].node, &n[2].node), 0); /* after the wait */
+    /* A wait from inside a node of the graph would wait for itself. */
+    errors_graph = &other;
+    CHECK_EQ_I64(pool_graph_add(&other, &self_waiter), 0);
+    atomic_store(&errors_deadlk, -1);
+    CHECK_EQ_I64(pool_graph_run(&other), 0);
+    CHECK_EQ_I64(pool_graph_wait(&other), 0);
+    CHECK_EQ_I64(atomic_load(&errors_deadlk), EDEADLK);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+/* ---- cancel ---- */
+
+#define CANCEL_CHAIN 50
+
+static pool_graph cancel_graph;
+static small_node cancel_nodes[CANCEL_CHAIN];
+static pool_graph_edge cancel_edges[CANCEL_CHAIN];
+static int cancel_at;
+
+static void cancelling_run(pool_graph_node *self) {
+    small_run(self);
+    if ((small_node *)self == &cancel_nodes[cancel_at]) {
+        CHECK_EQ_I64(pool_graph_cancel(&cancel_graph), 0);
+        CHECK(pool_graph_cancelled(&cancel_graph));
+    }
+}
+
+static void part_cancel(void) {
+    pool *p = test_pool(2);
+    int i;
+    test_watchdog(30, "test_graph cancel");
+    printf("  cancel: node %d of a %d-node chain cancels the run\n", CANCEL_CHAIN / 2,
+           CANCEL_CHAIN);
+    memset(cancel_edges, 0, sizeof cancel_edges);
+    small_graph(&cancel_graph, p, cancel_nodes, CANCEL_CHAIN);
+    for (i = 0; i < CANCEL_CHAIN; i++) cancel_nodes[i].node.run = cancelling_run;
+    for (i = 1; i < CANCEL_CHAIN; i++)
+        CHECK_EQ_I64(pool_graph_link(&cancel_graph, &cancel_edges[i], &cancel_nodes[i - 1].node,
+                                     &cancel_nodes[i].node),
+                     0);
+    cancel_at = CANCEL_CHAIN / 2;
+    CHECK_EQ_I64(pool_graph_run(&cancel_graph), 0);
+    CHECK_EQ_I64(pool_graph_wait(&cancel_graph), ECANCELED);
+    CHECK_EQ_I64(small_runs(cancel_nodes, CANCEL_CHAIN), CANCEL_CHAIN / 2 + 1);
+    CHECK(!pool_graph_cancelled(&cancel_graph));
+    cancel_at = CANCEL_CHAIN; /* none: the next run is whole */
+    for (i = 0; i < CANCEL_CHAIN; i++) atomic_store(&cancel_nodes[i].runs, 0);
+    CHECK_EQ_I64(pool_graph_run(&cancel_graph), 0);
+    CHECK_EQ_I64(pool_graph_wait(&cancel_graph), 0);
+    CHECK_EQ_I64(small_runs(cancel_nodes, CANCEL_CHAIN), CANCEL_CHAIN);
+    /* A cancel with no run under way cancels the next run. */
+    for (i = 0; i < CANCEL_CHAIN; i++) atomic_store(&cancel_nodes[i].runs, 0);
+    CHECK_EQ_I64(pool_graph_cancel(&cancel_graph), 0);
+    CHECK_EQ_I64(pool_graph_run(&cancel_graph), 0);
+    CHECK_EQ_I64(pool_graph_wait(&cancel_graph), ECANCELED);
+    CHECK_EQ_I64(small_runs(cancel_nodes, CANCEL_CHAIN), 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+static const test_part parts[] = {
+    {"layered", part_layered}, {"shapes", part_shapes}, {"cycles", part_cycles},
+    {"errors", part_errors},   {"cancel", part_cancel},
+};
+
+int main(int argc, char **argv) {
+    test_run_parts(argc, argv, parts, sizeof parts / sizeof parts[0]);
+    return test_finish("test_graph");
+}
