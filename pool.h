@@ -232,6 +232,7 @@
      >>api-fork-join      pool_join, pool_call, pool_parallel_for
      >>api-scopes         pool_scope_init, _spawn, _wait
      >>api-graphs         pool_graph_*: nodes that run after their predecessors
+     >>api-completion     pool_completion_*: finished work for event loops
      >>api-submit         pool_submit, pool_submit_batch
      >>api-trace          pool_trace_write
      >>api-introspection  worker indices and stats
@@ -300,6 +301,8 @@ typedef struct pool_blocking_job pool_blocking_job;
 typedef struct pool_graph pool_graph;
 typedef struct pool_graph_node pool_graph_node;
 typedef struct pool_graph_edge pool_graph_edge;
+typedef struct pool_completion pool_completion;
+typedef struct pool_completion_item pool_completion_item;
 typedef void (*pool_fn)(void *arg);
 
 /* pool_task: a unit of work the caller owns. Embed it in your own struct,
@@ -525,6 +528,22 @@ struct pool_graph {
     pool_graph_node *pool__roots; /* the nodes without predecessors, once checked */
     uint32_t pool__running;       /* 1 from pool_graph_run until its wait */
     int pool__checked;            /* 0: changed since the cycle check; else its result + 1 */
+};
+
+/* pool_completion_item: what a finished piece of work posts to a
+   completion queue (pool_completion_post); embed it in your own struct and
+   recover the struct with offsetof, as with pool_task. Owned by the
+   caller: valid until it has been drained. */
+struct pool_completion_item {
+    pool_completion_item *next; /* set by pool_completion_drain: the next item, oldest first */
+};
+
+/* pool_completion: a queue of finished work with a descriptor that an
+   event loop waits on (pool_completion_init, _handle, _post, _drain,
+   _destroy). Owned by the caller; every field is private. */
+struct pool_completion {
+    pool_completion_item *pool__posted; /* the items posted, newest first */
+    intptr_t pool__signal[2];           /* the descriptors or event (see >>platform) */
 };
 
 /* pool_blocking_job: a blocking task that can be waited for, and skipped
@@ -802,6 +821,60 @@ POOL_DEF int pool_graph_cancel(pool_graph *g);
    Threads: any.
    Blocks:  no. */
 POOL_DEF int pool_graph_cancelled(const pool_graph *g);
+
+/* ---- completion queues -------------------------------------------------- */
+
+/* pool_completion_init: makes c a completion queue: tasks, scopes' and
+   graphs' last tasks, blocking jobs, or any thread post items to it when
+   they finish, and an event loop learns of them by waiting on its handle
+   (poll, epoll, kqueue, libuv, WaitForMultipleObjects) and draining it,
+   without a thread parked in a wait of pool.h's. The handle is an eventfd
+   on Linux (a pipe with POOL_COMPLETION_PIPE defined where the
+   implementation is), a pipe's read end on other POSIX systems, a
+   manual-reset event on Windows. It needs no pool.
+   Errors:  EINVAL: c is NULL. The errno of eventfd, pipe or fcntl (EMFILE,
+            ENFILE, ...); ENOMEM on Windows.
+   Threads: any.
+   Blocks:  no. */
+POOL_DEF int pool_completion_init(pool_completion *c);
+
+/* pool_completion_handle: what to wait on for c: a descriptor that polls
+   readable (POLLIN) while items are posted and not yet drained, or, on
+   Windows, an event HANDLE (cast to intptr_t) that is set then. It may be
+   readable with nothing to drain, after a post raced with a drain: drain
+   and wait again. Do not read it or close it yourself.
+   Errors:  none; -1 for a NULL c.
+   Threads: any.
+   Blocks:  no. */
+POOL_DEF intptr_t pool_completion_handle(const pool_completion *c);
+
+/* pool_completion_post: adds item to c and makes c's handle readable if
+   it was not. Any thread, typically at the end of a task's run; what the
+   poster wrote before is visible to the thread that drains the item. Never
+   blocks and never allocates.
+   Errors:  EINVAL: c or item is NULL. The errno of a failed write to the
+            handle (which a live queue's never fails); the item is queued
+            all the same.
+   Threads: any.
+   Blocks:  no. */
+POOL_DEF int pool_completion_post(pool_completion *c, pool_completion_item *item);
+
+/* pool_completion_drain: takes every item posted to c so far and makes its
+   handle unreadable until the next post; returns them oldest first,
+   linked through `next` (NULL: none). Call it when the handle is readable;
+   it never blocks, so it may also be called to poll.
+   Errors:  none; NULL for a NULL c.
+   Threads: any, but one drainer at a time per c is the intended use
+            (items are never drained twice either way).
+   Blocks:  no. */
+POOL_DEF pool_completion_item *pool_completion_drain(pool_completion *c);
+
+/* pool_completion_destroy: closes c's handle. Items not drained are left
+   to their owners; nothing may post to c or wait on its handle after.
+   Errors:  EINVAL: c is NULL.
+   Threads: any, once nothing else uses c.
+   Blocks:  no. */
+POOL_DEF int pool_completion_destroy(pool_completion *c);
 
 /* ---- detached tasks ----------------------------------------------------- */
 
@@ -1754,6 +1827,77 @@ static void pool__thread_set_name(const char *name) {
     (void)name;
 #endif
 }
+
+/* A signal an event loop can wait on: a descriptor that is readable (an
+   event that is set) from a raise until the next clear. Linux: an eventfd
+   (h[0] == h[1]), unless POOL_COMPLETION_PIPE asks for the pipe of the
+   other POSIX systems (read end h[0], write end h[1]); Windows: a
+   manual-reset event (h[0] == h[1]). Non-blocking and close-on-exec.
+   Each returns 0 or an errno value. */
+#if defined(_WIN32)
+static int pool__signal_open(intptr_t h[2]) {
+    HANDLE e = CreateEventA(NULL, TRUE, FALSE, NULL);
+    if (!e) return ENOMEM;
+    h[0] = h[1] = (intptr_t)e;
+    return 0;
+}
+static int pool__signal_raise(intptr_t h[2]) { return SetEvent((HANDLE)h[1]) ? 0 : EIO; }
+static void pool__signal_clear(intptr_t h[2]) { ResetEvent((HANDLE)h[0]); }
+static void pool__signal_close(intptr_t h[2]) { CloseHandle((HANDLE)h[0]); }
+#else
+#if defined(__linux__) && !defined(POOL_COMPLETION_PIPE)
+#include <sys/eventfd.h>
+#define POOL__SIGNAL_EVENTFD 1
+#else
+#include <fcntl.h>
+#endif
+
+static int pool__signal_open(intptr_t h[2]) {
+#ifdef POOL__SIGNAL_EVENTFD
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) return errno;
+    h[0] = h[1] = fd;
+#else
+    int fd[2], i;
+    if (pipe(fd) != 0) return errno;
+    for (i = 0; i < 2; i++)
+        if (fcntl(fd[i], F_SETFL, fcntl(fd[i], F_GETFL) | O_NONBLOCK) != 0 ||
+            fcntl(fd[i], F_SETFD, FD_CLOEXEC) != 0) {
+            int err = errno;
+            close(fd[0]);
+            close(fd[1]);
+            return err;
+        }
+    h[0] = fd[0];
+    h[1] = fd[1];
+#endif
+    return 0;
+}
+
+/* A full pipe, or an eventfd at its maximum, is readable already. */
+static int pool__signal_raise(intptr_t h[2]) {
+#ifdef POOL__SIGNAL_EVENTFD
+    uint64_t one = 1;
+#else
+    char one = 1;
+#endif
+    ssize_t n;
+    while ((n = write((int)h[1], &one, sizeof one)) < 0 && errno == EINTR) continue;
+    return n >= 0 || errno == EAGAIN ? 0 : errno;
+}
+
+/* Reads until nothing is left (an eventfd's one read resets it). */
+static void pool__signal_clear(intptr_t h[2]) {
+    char buf[64];
+    ssize_t n;
+    while ((n = read((int)h[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) continue;
+}
+
+static void pool__signal_close(intptr_t h[2]) {
+    close((int)h[0]);
+    if (h[1] != h[0]) close((int)h[1]);
+}
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Deque: the Chase-Lev work-stealing deque (C11, Le et al. 2013)   >>deque */
@@ -5762,6 +5906,65 @@ POOL__IMPL int pool_graph_cancel(pool_graph *g) {
 
 POOL__IMPL int pool_graph_cancelled(const pool_graph *g) {
     return g && pool_scope_cancelled(&g->pool__scope);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API: completion queues                           >>api-completion */
+/*                                                                          */
+/* Posted items form a lock-free stack (a CAS to push, an exchange to take  */
+/* all), and the handle is raised by the post that finds the stack empty:   */
+/* one system call per batch the loop drains, not per item. No post may be  */
+/* left without a raised handle, so a drain clears the handle first and     */
+/* takes the items second: a post that comes after the take finds the stack */
+/* empty and raises the handle again, after the clear; one that comes       */
+/* between them is taken with the rest (its raise, if any, then leaves the  */
+/* handle readable with nothing to drain: a spurious wake, never a lost     */
+/* one). The clear happens before the take, the take (a release) before    */
+/* such a post's CAS (an acquire that reads it), and that CAS before its    */
+/* raise: the raise comes after the clear.                                  */
+/* ------------------------------------------------------------------------ */
+
+POOL__IMPL int pool_completion_init(pool_completion *c) {
+    if (!c) return EINVAL;
+    c->pool__posted = NULL;
+    return pool__signal_open(c->pool__signal);
+}
+
+POOL__IMPL intptr_t pool_completion_handle(const pool_completion *c) {
+    return c ? c->pool__signal[0] : -1;
+}
+
+POOL__IMPL int pool_completion_post(pool_completion *c, pool_completion_item *item) {
+    pool_completion_item *top;
+    if (!c || !item) return EINVAL;
+    top = POOL__LOAD(&c->pool__posted, POOL__RELAXED); /* checked by the CAS */
+    do item->next = top;
+    /* Release: publishes the item and what its poster wrote before, to the
+       drain's acquire; acquire: pairs with the drain's release (above). */
+    while (!POOL__CAS(&c->pool__posted, &top, item, POOL__ACQ_REL, POOL__ACQUIRE));
+    return top ? 0 : pool__signal_raise(c->pool__signal);
+}
+
+POOL__IMPL pool_completion_item *pool_completion_drain(pool_completion *c) {
+    pool_completion_item *newest, *oldest = NULL;
+    if (!c) return NULL;
+    pool__signal_clear(c->pool__signal);
+    /* acq_rel: acquire pairs with the posts' release; release orders the
+       clear before any post that finds the stack empty (above). */
+    newest = POOL__XCHG(&c->pool__posted, NULL, POOL__ACQ_REL);
+    while (newest) { /* reversed: oldest first */
+        pool_completion_item *next = newest->next;
+        newest->next = oldest;
+        oldest = newest;
+        newest = next;
+    }
+    return oldest;
+}
+
+POOL__IMPL int pool_completion_destroy(pool_completion *c) {
+    if (!c) return EINVAL;
+    pool__signal_close(c->pool__signal);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
