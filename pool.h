@@ -753,10 +753,11 @@ POOL_DEF int pool_scope_on_cancel(pool_scope *s, void (*on_cancel)(pool_task *t)
 
 /* ---- graphs ------------------------------------------------------------- */
 
-/* pool_graph_init: prepares a caller-owned graph, empty, on pool p: add
-   nodes, link them, then run it and wait for the run, as often as needed.
-   A graph is a scope underneath: its first run's origin is the thread and
-   task that initialised it (see pool_scope_spawn).
+/* pool_graph_init: prepares a caller-owned graph, empty, on pool p (NULL:
+   the default pool): add nodes, link them, then run it and wait for the
+   run, as often as needed. Initialising a graph again forgets its nodes
+   and edges, which stay in use (EBUSY) until they are zeroed or made
+   afresh.
    Errors:  none; a NULL g does nothing.
    Threads: any.
    Blocks:  no (it may create the default pool). */
@@ -792,15 +793,17 @@ POOL_DEF int pool_graph_link(pool_graph *g, pool_graph_edge *e, pool_graph_node 
             is being destroyed (nothing runs). ECHILD: a pool created before
             a fork().
    Threads: any.
-   Blocks:  no, but a node may run at once on this thread (as a spawn may:
-            see pool_scope_spawn). */
+   Blocks:  no; only when g has no pool (the default pool could not be
+            created) does the whole run happen here, before it returns. */
 POOL_DEF int pool_graph_run(pool_graph *g);
 
 /* pool_graph_wait: waits until the run of g has finished, running its
    nodes meanwhile as pool_scope_wait does; g can then be run again or
-   changed. Returns at once if g is not running.
+   changed. Returns 0 at once if g is not running (a cancel made meanwhile
+   stays for the next run). Several threads may wait for one run.
    Errors:  0: every node ran. ECANCELED: the run was cancelled
-            (pool_graph_cancel): the nodes not yet started did not run.
+            (pool_graph_cancel): the nodes not yet started did not run (a
+            cancel that came as the run ended may find every node run).
             EINVAL: g is NULL. EDEADLK: called from a node of g (nothing
             was waited for).
    Threads: any.
@@ -3323,6 +3326,7 @@ POOL__INLINE void pool__hold_done(pool__worker *w, pool_scope *s) {
    with t by the queue. */
 POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
     void (*on_cancel)(pool_task *) = POOL__LOAD(&s->pool__on_cancel, POOL__RELAXED);
+    if (w) pool__held_flush_unless(w, s); /* on_cancel is no task of the scope held */
     if (on_cancel) on_cancel(t);
     if (!w) {
         pool__scope_task_done(s);
@@ -5722,70 +5726,94 @@ static pool_graph_node *pool__graph_node_of(pool_task *t) {
     return (pool_graph_node *)(void *)((char *)t - offsetof(pool_graph_node, pool__task));
 }
 
-static void pool__graph_node_run(pool_task *t);
-
-/* Starts the n nodes of g whose tasks are chained from `ready` (through
-   their links) to `last`: counted in g's scope in one step, then pushed
-   onto this worker's deque, or injected in one chain from outside. A
-   cancelled run starts none: never counted, they are skipped as the
-   cancel's. Refused by a pool being destroyed (from outside), they run
-   here, so that a run never loses a node. With no pool, they run here. */
-static void pool__graph_start(pool_graph *g, pool_task *ready, pool_task *last, uint32_t n) {
-    pool_scope *s = &g->pool__scope;
-    pool *p = s->pool__pool;
-    pool__worker *w;
-    pool_task *t;
-    uint32_t pushed = 0;
-    if (!n || pool__scope_cancelled_now(s, POOL__RELAXED)) return;
-    if (!p) {
-        while ((t = ready) != NULL) {
-            ready = t->pool__next;
-            pool__graph_node_run(t);
-        }
-        return;
-    }
-    pool__scope_count_spawns(s, n);
-    for (t = ready; t; t = t->pool__next) pool__mark_queued(t, s); /* never queued: see run */
-    if ((w = pool__worker_of(p)) != NULL) {
-        while ((t = ready) != NULL && pool__deque_push(&w->deque, t) == 0) {
-            ready = t->pool__next;
-            pushed++;
-        }
-        if (pushed) pool__new_local_jobs(w, pushed);
-        if (!ready) return;
-        n -= pushed; /* out of memory part-way: the rest is injected, accepted already */
-        pool__inject(p, ready, last, n, POOL__INJECT_ACCEPTED, NULL);
-        return;
-    }
-    if (pool__inject(p, ready, last, n, POOL__INJECT_NEW, NULL) == 0) return;
-    while ((t = ready) != NULL) {
-        ready = t->pool__next;
-        pool__unmark_queued(t);
-        pool__graph_node_run(t);
-        pool__scope_task_done(s);
-    }
-}
-
-/* A node's task: the user's run, then its successors' counts, and the
-   successors it brought to zero started together. acq_rel: the release
-   publishes this node's effects, the acquire of the decrement that
-   reaches zero sees every predecessor's before the successor runs. */
-static void pool__graph_node_run(pool_task *t) {
-    pool_graph_node *n = pool__graph_node_of(t);
-    pool_graph *g = n->pool__graph;
+/* Node n has finished: counts down its successors and chains those it
+   brought to zero through their tasks' links (*ready to *last, *k of
+   them). acq_rel: the release publishes n's effects, the acquire of the
+   decrement that reaches zero sees every predecessor's before the
+   successor runs. */
+static void pool__graph_release(pool_graph_node *n, pool_task **ready, pool_task **last,
+                                uint32_t *k) {
     pool_graph_edge *e;
-    pool_task *ready = NULL, *last = NULL;
-    uint32_t k = 0;
-    n->run(n);
     for (e = n->pool__out; e; e = e->pool__next)
         if (POOL__FETCH_SUB(&e->pool__to->pool__waiting, 1, POOL__ACQ_REL) == 1) {
             pool_task *next = &e->pool__to->pool__task;
-            next->pool__next = ready;
-            if (!ready) last = next;
-            ready = next;
-            k++;
+            next->pool__next = *ready;
+            if (!*ready) *last = next;
+            *ready = next;
+            ++*k;
         }
-    pool__graph_start(g, ready, last, k);
+}
+
+/* Posts the n nodes of g whose tasks are chained from `ready` to `last`,
+   counted in g's scope already: pushed onto this worker's deque, or
+   injected in one chain. `kind` is POOL__INJECT_ACCEPTED for successors
+   (part of a run accepted already, never refused) and POOL__INJECT_NEW
+   for a run's roots from outside: ECANCELED if the pool is being
+   destroyed, with nothing posted. Each link is read before its task is
+   pushed: from then on a thief may take the task and relink it. */
+static int pool__graph_post(pool *p, pool_task *ready, pool_task *last, uint32_t n,
+                            pool__inject_kind kind) {
+    pool__worker *w = pool__worker_of(p);
+    uint32_t pushed = 0;
+    if (w) {
+        pool_task *t = ready, *next;
+        while (t && (next = t->pool__next, pool__deque_push(&w->deque, t) == 0)) {
+            t = next;
+            pushed++;
+        }
+        if (pushed) pool__new_local_jobs(w, pushed);
+        if (!t) return 0;
+        ready = t; /* out of memory part-way: the rest is injected, accepted already */
+        kind = POOL__INJECT_ACCEPTED;
+    }
+    return pool__inject(p, ready, last, n - pushed, kind, NULL);
+}
+
+/* Starts the k successors a finished node of g released: counted in g's
+   scope in one step, then posted. A cancelled run starts none: never
+   counted, they are the cancel's skips. */
+static void pool__graph_start(pool_graph *g, pool_task *ready, pool_task *last, uint32_t k) {
+    pool_scope *s = &g->pool__scope;
+    pool_task *t;
+    if (!k || pool__scope_cancelled_now(s, POOL__RELAXED)) return;
+    pool__scope_count_spawns(s, k);
+    for (t = ready; t; t = t->pool__next) {
+        int rc = pool__mark_queued(t, s); /* started once a run: its last start has run */
+        POOL__INVARIANT(rc == 0);
+        (void)rc;
+    }
+    pool__graph_post(s->pool__pool, ready, last, k, POOL__INJECT_ACCEPTED);
+}
+
+/* A node's task: the user's run, then the successors it released, started
+   together. */
+static void pool__graph_node_run(pool_task *t) {
+    pool_graph_node *n = pool__graph_node_of(t);
+    pool_task *ready = NULL, *last = NULL;
+    uint32_t k = 0;
+    n->run(n);
+    pool__graph_release(n, &ready, &last, &k);
+    pool__graph_start(n->pool__graph, ready, last, k);
+}
+
+/* A run of g with no pool (none could be created): every node on this
+   thread, in an order its edges allow, with a worklist rather than a
+   recursion as deep as the graph. */
+static void pool__graph_run_here(pool_graph *g) {
+    pool_task *ready = NULL, *last = NULL;
+    pool_graph_node *n;
+    uint32_t k = 0;
+    for (n = g->pool__roots; n; n = n->pool__next_root) {
+        n->pool__task.pool__next = ready;
+        ready = &n->pool__task;
+    }
+    while (ready) {
+        n = pool__graph_node_of(ready);
+        ready = ready->pool__next;
+        if (pool__scope_cancelled_now(&g->pool__scope, POOL__RELAXED)) continue;
+        n->run(n);
+        pool__graph_release(n, &ready, &last, &k);
+    }
 }
 
 /* Kahn's algorithm over g, with the nodes' run counts as scratch: ELOOP if
@@ -5830,17 +5858,22 @@ POOL__IMPL void pool_graph_init(pool_graph *g, pool *p) {
     g->pool__checked = 1; /* empty: no cycle */
 }
 
-/* Relaxed: running is checked against a run begun by this caller's own
-   earlier call (calls on one graph are not made at the same time). */
+/* The run generation: odd while a run is under way (from pool_graph_run
+   to the end of the first wait that covers it). A wait clears the
+   generation it found, with a CAS, so that a second waiter of the same run
+   cannot clear the next run's. Relaxed here: add and link are not made at
+   the same time as other calls on g; a run begun by this caller's own
+   earlier call is seen. */
 static int pool__graph_running(const pool_graph *g) {
-    return POOL__LOAD(&g->pool__running, POOL__RELAXED) != 0;
+    return (POOL__LOAD(&g->pool__running, POOL__RELAXED) & 1) != 0;
 }
 
 POOL__IMPL int pool_graph_add(pool_graph *g, pool_graph_node *n) {
+    pool_task task = POOL_TASK_INIT(pool__graph_node_run);
     if (!g || !n || !n->run) return EINVAL;
     if (n->pool__graph || pool__graph_running(g)) return EBUSY;
     n->pool__graph = g;
-    n->pool__task = (pool_task)POOL_TASK_INIT(pool__graph_node_run);
+    n->pool__task = task;
     n->pool__out = NULL;
     n->pool__preds = 0;
     n->pool__next = g->pool__nodes;
@@ -5861,42 +5894,83 @@ POOL__IMPL int pool_graph_link(pool_graph *g, pool_graph_edge *e, pool_graph_nod
     return 0;
 }
 
+/* Ends run generation `gen` without a wait: nothing of it ran. Release:
+   the next run's acquire sees what the check wrote. */
+static int pool__graph_unrun(pool_graph *g, uint32_t gen, int rc) {
+    POOL__STORE(&g->pool__running, gen + 1, POOL__RELEASE);
+    return rc;
+}
+
+/* The run holds one count of g's scope from before it publishes its
+   generation until its roots are counted and posted: a wait that sees the
+   generation (acquire) sees the count, and cannot find the run over before
+   it has begun. */
 POOL__IMPL int pool_graph_run(pool_graph *g) {
+    pool_scope *s;
     pool_graph_node *n;
     pool_task *ready = NULL, *last = NULL;
-    uint32_t idle = 0, roots = 0;
+    uint32_t gen, roots = 0;
     pool *p;
     if (!g) return EINVAL;
-    p = g->pool__scope.pool__pool;
+    s = &g->pool__scope;
+    p = s->pool__pool;
     if (p && pool__inherited(p)) return ECHILD;
     if (p && pool__worker_of(p) == NULL && POOL__LOAD(&p->closing, POOL__ACQUIRE))
         return ECANCELED; /* acquire: pairs with pool_destroy's release store */
-    /* Acquire: pairs with the wait's release, after which the last run's
-       nodes are all done with the counts. */
-    if (!POOL__CAS(&g->pool__running, &idle, 1, POOL__ACQUIRE, POOL__RELAXED)) return EBUSY;
+    gen = POOL__LOAD(&g->pool__running, POOL__RELAXED); /* checked by the CAS */
+    if (gen & 1) return EBUSY;
+    pool__scope_count_spawns(s, 1);
+    /* Release: publishes the count above to a wait that acquires the
+       generation; acquire: pairs with the last wait's or refusal's
+       release, after which the last run's nodes are done with the counts. */
+    if (!POOL__CAS(&g->pool__running, &gen, gen + 1, POOL__ACQ_REL, POOL__RELAXED)) {
+        pool__scope_task_done(s);
+        return EBUSY;
+    }
+    gen++;
     if (!g->pool__checked) g->pool__checked = pool__graph_check(g) + 1;
     if (g->pool__checked != 1) {
-        POOL__STORE(&g->pool__running, 0, POOL__RELAXED); /* nothing ran */
-        return ELOOP;
+        pool__scope_task_done(s);
+        return pool__graph_unrun(g, gen, ELOOP);
     }
     for (n = g->pool__nodes; n; n = n->pool__next) /* published by the roots' posts */
         POOL__STORE(&n->pool__waiting, n->pool__preds, POOL__RELAXED);
+    if (!p) {
+        pool__graph_run_here(g);
+        pool__scope_task_done(s);
+        return 0;
+    }
     for (n = g->pool__roots; n; n = n->pool__next_root) {
         n->pool__task.pool__next = ready;
         if (!ready) last = &n->pool__task;
         ready = &n->pool__task;
         roots++;
     }
-    pool__graph_start(g, ready, last, roots);
+    if (roots && !pool__scope_cancelled_now(s, POOL__RELAXED)) {
+        pool_task *t;
+        pool__scope_count_spawns(s, roots);
+        for (t = ready; t; t = t->pool__next) pool__mark_queued(t, s);
+        if (pool__graph_post(p, ready, last, roots, POOL__INJECT_NEW) != 0) { /* destroy began */
+            for (t = ready; t; t = t->pool__next) pool__unmark_queued(t);
+            pool__scope_tasks_done(s, roots + 1);
+            return pool__graph_unrun(g, gen, ECANCELED);
+        }
+    }
+    pool__scope_task_done(s);
     return 0;
 }
 
 POOL__IMPL int pool_graph_wait(pool_graph *g) {
+    uint32_t gen;
     int rc;
     if (!g) return EINVAL;
+    /* Acquire: pairs with the run's release (see pool_graph_run). */
+    gen = POOL__LOAD(&g->pool__running, POOL__ACQUIRE);
+    if (!(gen & 1)) return 0; /* no run to wait for; a cancel stays for the next */
     rc = pool_scope_wait_status(&g->pool__scope);
-    /* Release: pairs with the next run's acquire. */
-    if (rc != EDEADLK) POOL__STORE(&g->pool__running, 0, POOL__RELEASE);
+    /* Release: pairs with the next run's acquire. A CAS: another waiter of
+       this run may have ended it already, and a new run begun. */
+    if (rc != EDEADLK) POOL__CAS(&g->pool__running, &gen, gen + 1, POOL__RELEASE, POOL__RELAXED);
     return rc;
 }
 

@@ -18,6 +18,10 @@
  *   cancel    a node cancels its run: its successors and every node not
  *             started do not run, the wait says ECANCELED, and the next
  *             run runs every node.
+ *   waiters   two threads wait for each run; the one that returns first
+ *             starts the next run at once: the other's return must not end
+ *             that run (a second run would then be accepted while the first
+ *             is under way, and nodes run twice or not at all).
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -368,9 +372,90 @@ static void part_cancel(void) {
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 
+/* ---- waiters ---- */
+
+#define WAITERS_NODES 200
+
+static pool_graph waiters_graph;
+static small_node waiters_nodes[WAITERS_NODES];
+static pool_graph_edge waiters_edges[WAITERS_NODES];
+static pool_graph_node waiters_gate;
+static atomic_int waiters_closed, waiters_go, waiters_done, waiters_status;
+
+static void waiters_gate_run(pool_graph_node *self) {
+    (void)self;
+    while (atomic_load(&waiters_closed)) sched_yield();
+}
+
+static void *second_waiter(void *arg) {
+    long rounds = *(long *)arg, r;
+    for (r = 1; r <= rounds; r++) {
+        while (atomic_load(&waiters_go) < r) sched_yield();
+        atomic_store(&waiters_status, pool_graph_wait(&waiters_graph));
+        atomic_store(&waiters_done, (int)r);
+    }
+    return NULL;
+}
+
+static void part_waiters(void) {
+    pool *p = test_pool(2);
+    long rounds = (long)test_scaled(300, 20), r, runs = 1, late = 0;
+    pthread_t th;
+    int i;
+    test_watchdog(60, "test_graph waiters: two threads waiting for each run");
+    printf("  waiters: two threads wait for each of %ld runs; the first back starts the next\n",
+           rounds);
+    memset(waiters_edges, 0, sizeof waiters_edges);
+    small_graph(&waiters_graph, p, waiters_nodes, WAITERS_NODES);
+    waiters_gate = (pool_graph_node)POOL_GRAPH_NODE_INIT(waiters_gate_run);
+    CHECK_EQ_I64(pool_graph_add(&waiters_graph, &waiters_gate), 0);
+    for (i = 0; i < WAITERS_NODES; i++)
+        CHECK_EQ_I64(pool_graph_link(&waiters_graph, &waiters_edges[i], &waiters_gate,
+                                     &waiters_nodes[i].node),
+                     0);
+    atomic_store(&waiters_go, 0);
+    atomic_store(&waiters_done, 0);
+    atomic_store(&waiters_closed, 1);
+    CHECK(pthread_create(&th, NULL, second_waiter, &rounds) == 0);
+    CHECK_EQ_I64(pool_graph_run(&waiters_graph), 0);
+    for (r = 1; r <= rounds; r++) {
+        atomic_store(&waiters_go, (int)r);
+        test_sleep_us(100); /* the second waiter joins the wait, or owns it */
+        atomic_store(&waiters_closed, 0);
+        CHECK_EQ_I64(pool_graph_wait(&waiters_graph), 0);
+        atomic_store(&waiters_closed, 1);
+        if (r < rounds) { /* the next run, held by the gate */
+            CHECK_EQ_I64(pool_graph_run(&waiters_graph), 0);
+            runs++;
+        }
+        for (i = 0; atomic_load(&waiters_done) < r; i++) {
+            if (i == 20000) { /* it began its wait only now, and waits for the next run */
+                atomic_store(&waiters_closed, 0);
+                late++;
+            }
+            test_sleep_us(50);
+        }
+        CHECK_EQ_I64(atomic_load(&waiters_status), 0);
+        if (r < rounds && atomic_load(&waiters_closed)) /* its return did not end the next run */
+            CHECK_EQ_I64(pool_graph_run(&waiters_graph), EBUSY);
+        if (!atomic_load(&waiters_closed)) { /* a late waiter's round: the next run is over */
+            CHECK_EQ_I64(pool_graph_wait(&waiters_graph), 0);
+            atomic_store(&waiters_closed, 1);
+            if (r < rounds) {
+                CHECK_EQ_I64(pool_graph_run(&waiters_graph), 0);
+                runs++;
+            }
+        }
+    }
+    pthread_join(th, NULL);
+    if (late) printf("  (%ld rounds in which the second waiter came late)\n", late);
+    CHECK_EQ_I64(small_runs(waiters_nodes, WAITERS_NODES), runs * WAITERS_NODES);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
 static const test_part parts[] = {
     {"layered", part_layered}, {"shapes", part_shapes}, {"cycles", part_cycles},
-    {"errors", part_errors},   {"cancel", part_cancel},
+    {"errors", part_errors},   {"cancel", part_cancel}, {"waiters", part_waiters},
 };
 
 int main(int argc, char **argv) {
