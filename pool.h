@@ -3714,7 +3714,14 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
     if (new_run) pool__run_end(w, outer_base);
     pool__body_end(w, outer);
-    if (scope) pool__hold_done(w, scope);
+    if (scope) {
+        pool__hold_done(w, scope);
+        /* With its deque empty, w is about to search, and a waiter for the
+           scope may be waiting for this very count: counted at once (a
+           nested scope's last task would otherwise keep its waiter for a
+           whole search). Relaxed deque length: a hint. */
+        if (pool__deque_len(&w->deque) <= 0) pool__held_flush(w);
+    }
 }
 
 /* Runs task t of scope s, counted in it, at once on w, its spawner,
