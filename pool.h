@@ -3301,7 +3301,10 @@ static void pool__scope_uncancel(pool_scope *s, uint32_t round) {
    not wait for s). Before anything else w counts what it holds: before it
    runs a task of another scope or of none (pool__execute,
    pool__execute_inline), goes idle (pool__worker_loop), finds nothing in a
-   wait or leaves it (pool__wait_in_pool), or parks (pool__park_begin). */
+   wait or leaves it (pool__wait_in_pool), or parks (pool__park_begin). A
+   task it runs that leaves its deque empty is counted at once (see
+   pool__execute): the worker is about to search, and a nested scope's
+   waiter may be waiting for just that task. */
 static void pool__held_flush(pool__worker *w) {
     size_t n = w->held_count;
     w->held_count = 0;
