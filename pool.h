@@ -544,6 +544,7 @@ struct pool_completion_item {
 struct pool_completion {
     pool_completion_item *pool__posted; /* the items posted, newest first */
     intptr_t pool__signal[2];           /* the descriptors or event (see >>platform) */
+    uint32_t pool__raising;             /* posts that found it empty and may still raise */
 };
 
 /* pool_blocking_job: a blocking task that can be waited for, and skipped
@@ -842,22 +843,26 @@ POOL_DEF int pool_graph_cancelled(const pool_graph *g);
 POOL_DEF int pool_completion_init(pool_completion *c);
 
 /* pool_completion_handle: what to wait on for c: a descriptor that polls
-   readable (POLLIN) while items are posted and not yet drained, or, on
-   Windows, an event HANDLE (cast to intptr_t) that is set then. It may be
-   readable with nothing to drain, after a post raced with a drain: drain
-   and wait again. Do not read it or close it yourself.
-   Errors:  none; -1 for a NULL c.
+   readable (POLLIN) once items are posted and until they are drained, or,
+   on Windows, an event HANDLE (cast to intptr_t) that is set then. It may
+   be readable with nothing to drain, after a post raced with a drain:
+   drain and wait again. Do not read it or close it yourself. A child of
+   fork() shares it with its parent: use a queue in one process only.
+   Errors:  none; a NULL c gives -1 (0 on Windows, which no wait accepts).
    Threads: any.
    Blocks:  no. */
 POOL_DEF intptr_t pool_completion_handle(const pool_completion *c);
 
-/* pool_completion_post: adds item to c and makes c's handle readable if
-   it was not. Any thread, typically at the end of a task's run; what the
-   poster wrote before is visible to the thread that drains the item. Never
-   blocks and never allocates.
+/* pool_completion_post: adds item to c; the post that finds c empty makes
+   its handle readable as it returns (so a post onto items not yet drained
+   leaves that to the one before it). Any thread, typically at the end of a
+   task's run; what the poster wrote before is visible to the thread that
+   drains the item. Never blocks and never allocates. An item may be posted
+   again only once it has been drained (posted twice, it would link to
+   itself).
    Errors:  EINVAL: c or item is NULL. The errno of a failed write to the
-            handle (which a live queue's never fails); the item is queued
-            all the same.
+            handle (which a live queue's never fails; EIO on Windows); the
+            item is queued all the same.
    Threads: any.
    Blocks:  no. */
 POOL_DEF int pool_completion_post(pool_completion *c, pool_completion_item *item);
@@ -872,11 +877,14 @@ POOL_DEF int pool_completion_post(pool_completion *c, pool_completion_item *item
    Blocks:  no. */
 POOL_DEF pool_completion_item *pool_completion_drain(pool_completion *c);
 
-/* pool_completion_destroy: closes c's handle. Items not drained are left
-   to their owners; nothing may post to c or wait on its handle after.
+/* pool_completion_destroy: closes c's handle, once every post that is
+   still raising it has done so (a post's item may be drained before its
+   raise: once every item posted is drained, c may be destroyed). Items not
+   drained are left to their owners; nothing may post to c or wait on its
+   handle after.
    Errors:  EINVAL: c is NULL.
-   Threads: any, once nothing else uses c.
-   Blocks:  no. */
+   Threads: any, once nothing posts to c any more.
+   Blocks:  only while a post finishes raising the handle (a system call). */
 POOL_DEF int pool_completion_destroy(pool_completion *c);
 
 /* ---- detached tasks ----------------------------------------------------- */
@@ -1877,7 +1885,10 @@ static int pool__signal_open(intptr_t h[2]) {
     return 0;
 }
 
-/* A full pipe, or an eventfd at its maximum, is readable already. */
+/* A full pipe, or an eventfd at its maximum, is readable already. write()
+   is a cancellation point: a poster cancelled there would leave its item
+   queued with the handle never raised, and every later post (onto a stack
+   not empty) would not raise it either, so cancellation is held off. */
 static int pool__signal_raise(intptr_t h[2]) {
 #ifdef POOL__SIGNAL_EVENTFD
     uint64_t one = 1;
@@ -1885,8 +1896,12 @@ static int pool__signal_raise(intptr_t h[2]) {
     char one = 1;
 #endif
     ssize_t n;
+    int cancel_state, err;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     while ((n = write((int)h[1], &one, sizeof one)) < 0 && errno == EINTR) continue;
-    return n >= 0 || errno == EAGAIN ? 0 : errno;
+    err = n >= 0 || errno == EAGAIN ? 0 : errno;
+    pthread_setcancelstate(cancel_state, NULL);
+    return err;
 }
 
 /* Reads until nothing is left (an eventfd's one read resets it). */
@@ -1896,9 +1911,11 @@ static void pool__signal_clear(intptr_t h[2]) {
     while ((n = read((int)h[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) continue;
 }
 
+/* The write end first: a write between the two closes would otherwise
+   meet a pipe with no reader (SIGPIPE). */
 static void pool__signal_close(intptr_t h[2]) {
-    close((int)h[0]);
     if (h[1] != h[0]) close((int)h[1]);
+    close((int)h[0]);
 }
 #endif
 
@@ -6011,22 +6028,45 @@ POOL__IMPL int pool_graph_cancelled(const pool_graph *g) {
 POOL__IMPL int pool_completion_init(pool_completion *c) {
     if (!c) return EINVAL;
     c->pool__posted = NULL;
+    c->pool__raising = 0;
     return pool__signal_open(c->pool__signal);
 }
 
 POOL__IMPL intptr_t pool_completion_handle(const pool_completion *c) {
+#if defined(_WIN32)
+    return c ? c->pool__signal[0] : 0;
+#else
     return c ? c->pool__signal[0] : -1;
+#endif
 }
 
+/* A post that finds the stack empty raises the handle after its push, and
+   its item may be drained, and the queue destroyed, in between: such posts
+   are counted in pool__raising from before their CAS (whose release
+   publishes the count with the item) until their raise is done (a
+   release), and destroy waits for the count to be 0 (an acquire) before
+   it closes the handle. Posts onto a stack that is not empty never raise,
+   and are not counted. */
 POOL__IMPL int pool_completion_post(pool_completion *c, pool_completion_item *item) {
     pool_completion_item *top;
+    int counted = 0, err;
     if (!c || !item) return EINVAL;
     top = POOL__LOAD(&c->pool__posted, POOL__RELAXED); /* checked by the CAS */
-    do item->next = top;
-    /* Release: publishes the item and what its poster wrote before, to the
-       drain's acquire; acquire: pairs with the drain's release (above). */
-    while (!POOL__CAS(&c->pool__posted, &top, item, POOL__ACQ_REL, POOL__ACQUIRE));
-    return top ? 0 : pool__signal_raise(c->pool__signal);
+    for (;;) {
+        if ((top == NULL) != counted) { /* relaxed: the CAS's release publishes it */
+            if (top) POOL__FETCH_SUB(&c->pool__raising, 1, POOL__RELAXED);
+            else POOL__FETCH_ADD(&c->pool__raising, 1, POOL__RELAXED);
+            counted = top == NULL;
+        }
+        item->next = top;
+        /* Release: publishes the item and what its poster wrote before, to
+           the drain's acquire; acquire: pairs with the drain's release. */
+        if (POOL__CAS(&c->pool__posted, &top, item, POOL__ACQ_REL, POOL__ACQUIRE)) break;
+    }
+    if (top) return 0;
+    err = pool__signal_raise(c->pool__signal);
+    POOL__FETCH_SUB(&c->pool__raising, 1, POOL__RELEASE); /* c is not touched after */
+    return err;
 }
 
 POOL__IMPL pool_completion_item *pool_completion_drain(pool_completion *c) {
@@ -6047,6 +6087,8 @@ POOL__IMPL pool_completion_item *pool_completion_drain(pool_completion *c) {
 
 POOL__IMPL int pool_completion_destroy(pool_completion *c) {
     if (!c) return EINVAL;
+    /* Acquire: pairs with the raising posts' release (see pool_completion_post). */
+    while (POOL__LOAD(&c->pool__raising, POOL__ACQUIRE)) pool__yield();
     pool__signal_close(c->pool__signal);
     return 0;
 }

@@ -11,6 +11,11 @@
  *            notification fails the test instead of hanging it) and
  *            drains. Every item is drained exactly once, and poll returns
  *            at most twice per drain that found items: no busy loop.
+ *   destroy  two threads post one item each; main drains in a busy loop
+ *            until it has both, destroys the queue at once and opens an
+ *            unrelated pipe (which gets the freed descriptor number): no
+ *            post may fail or write into it, and none may die of SIGPIPE,
+ *            though a post's item can be drained before its raise is done.
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -211,8 +216,62 @@ static void part_loop(void) {
     free(items);
 }
 
+/* ---- destroy ---- */
+
+#define DESTROY_POSTERS 2
+
+static pool_completion_item destroy_items[DESTROY_POSTERS];
+static atomic_int destroy_round, destroy_posted, destroy_errors;
+
+static void *destroy_poster(void *arg) {
+    int me = (int)(intptr_t)arg, seen = 0, r;
+    for (;;) {
+        while ((r = atomic_load(&destroy_round)) == seen) sched_yield();
+        if (r < 0) return NULL;
+        seen = r;
+        if (pool_completion_post(&queue, &destroy_items[me]) != 0)
+            atomic_fetch_add(&destroy_errors, 1);
+        atomic_fetch_add(&destroy_posted, 1);
+    }
+}
+
+static void part_destroy(void) {
+#if !defined(_WIN32)
+    long rounds = (long)test_scaled(5000, 100), r;
+    pthread_t th[DESTROY_POSTERS];
+    int i, stray = 0;
+    test_watchdog(60, "test_completion destroy");
+    printf("  destroy: %ld rounds of drain everything, destroy at once, reuse the descriptor\n",
+           rounds);
+    atomic_store(&destroy_round, 0);
+    atomic_store(&destroy_errors, 0);
+    for (i = 0; i < DESTROY_POSTERS; i++)
+        CHECK(pthread_create(&th[i], NULL, destroy_poster, (void *)(intptr_t)i) == 0);
+    for (r = 1; r <= rounds; r++) {
+        int got = 0, other[2];
+        char byte;
+        CHECK_EQ_I64(pool_completion_init(&queue), 0);
+        atomic_store(&destroy_posted, 0);
+        atomic_store(&destroy_round, (int)r);
+        while (got < DESTROY_POSTERS) /* a busy drain, as a loop that polls does */
+            for (pool_completion_item *it = pool_completion_drain(&queue); it; it = it->next) got++;
+        CHECK_EQ_I64(pool_completion_destroy(&queue), 0);
+        CHECK(pipe(other) == 0); /* likely the numbers the queue had */
+        fcntl(other[0], F_SETFL, O_NONBLOCK);
+        while (atomic_load(&destroy_posted) < DESTROY_POSTERS) sched_yield();
+        if (read(other[0], &byte, 1) == 1) stray++;
+        close(other[0]);
+        close(other[1]);
+    }
+    atomic_store(&destroy_round, -1);
+    for (i = 0; i < DESTROY_POSTERS; i++) pthread_join(th[i], NULL);
+    CHECK_MSG(stray == 0, "%d raises landed in a pipe opened after the destroy", stray);
+    CHECK_EQ_I64(atomic_load(&destroy_errors), 0);
+#endif
+}
+
 static const test_part parts[] = {
-    {"basics", part_basics}, {"no_fd", part_no_fd}, {"loop", part_loop}};
+    {"basics", part_basics}, {"no_fd", part_no_fd}, {"loop", part_loop}, {"destroy", part_destroy}};
 
 int main(int argc, char **argv) {
     test_run_parts(argc, argv, parts, sizeof parts / sizeof parts[0]);
