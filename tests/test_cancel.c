@@ -277,7 +277,12 @@ static void *joiner(void *arg) {
 }
 
 static void part_joiners(void) {
-    pool *p = test_pool(2);
+    pool *p;
+    if (test_under_valgrind()) { /* one thread at a time: no telling when both are inside */
+        printf("  joiners: skipped under valgrind\n");
+        return;
+    }
+    p = test_pool(2);
     pool_task tasks[2] = {POOL_TASK_INIT(until_cancelled), POOL_TASK_INIT(until_cancelled)};
     pthread_t th[2];
     int k;
@@ -293,9 +298,14 @@ static void part_joiners(void) {
         atomic_store(&joiners_status[k], -1);
         CHECK(pthread_create(&th[k], NULL, joiner, (void *)(intptr_t)k) == 0);
     }
-    while (atomic_load(&joiners_waiting) < 2 || atomic_load(&running_started) < 2)
+    /* Both inside the wait, one owning it (white-box: the latch's OWNED bit),
+       the other joined: a thread that came after the cancelled round ended
+       would wait for the next round, and rightly say 0. */
+    while (
+        atomic_load(&joiners_waiting) < 2 || atomic_load(&running_started) < 2 ||
+        !(__atomic_load_n(&running_scope.pool__done.state, __ATOMIC_ACQUIRE) & POOL__LATCH_OWNED))
         test_sleep_us(100);
-    test_sleep_us(2000); /* both inside the wait, one owning it */
+    test_sleep_us(20000);
     CHECK_EQ_I64(pool_scope_cancel(&running_scope), 0);
     for (k = 0; k < 2; k++) pthread_join(th[k], NULL);
     for (k = 0; k < 2; k++) CHECK_EQ_I64(atomic_load(&joiners_status[k]), ECANCELED);
