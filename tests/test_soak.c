@@ -15,7 +15,10 @@
  *    asleep, so that every burst needs a wake-up; every task must run;
  *  - cancels: rounds of up to 256 scope tasks spawned from outside or
  *    from a worker, cancelled at a random moment by another thread; every
- *    task must run or be skipped exactly once, and every wait return.
+ *    task must run or be skipped exactly once, and every wait return;
+ *  - graphs: a random 300-node DAG run again and again, from outside and
+ *    from a worker; every node must run once per run, after each of its
+ *    predecessors has finished.
  *
  * A lost wake-up leaves a burst unfinished: the watchdog, re-armed after
  * every round, then fails the test and dumps the pool's state (counters
@@ -284,6 +287,72 @@ static long soak_cancels(long rounds) {
     return done;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Graphs                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define GRAPH_NODES 300
+#define GRAPH_PREDS 3
+
+typedef struct soak_node {
+    pool_graph_node node;
+    int preds[GRAPH_PREDS], npreds;
+    atomic_long started, finished, runs;
+} soak_node;
+
+static soak_node soak_nodes[GRAPH_NODES];
+static pool_graph_edge soak_edges[GRAPH_NODES * GRAPH_PREDS];
+static pool_graph soak_graph;
+static atomic_long soak_sequence, soak_graph_bad;
+
+static void soak_node_run(pool_graph_node *self) {
+    soak_node *n = (soak_node *)(void *)self;
+    int k;
+    atomic_store(&n->started, atomic_fetch_add(&soak_sequence, 1));
+    for (k = 0; k < n->npreds; k++) /* each predecessor finished before this started */
+        if (atomic_load(&soak_nodes[n->preds[k]].finished) > atomic_load(&n->started))
+            atomic_fetch_add(&soak_graph_bad, 1);
+    atomic_fetch_add(&n->runs, 1);
+    atomic_store(&n->finished, atomic_fetch_add(&soak_sequence, 1));
+}
+
+static void soak_graph_once(void *arg) {
+    (void)arg;
+    CHECK(pool_graph_run(&soak_graph) == 0);
+    CHECK(pool_graph_wait(&soak_graph) == 0);
+}
+
+static long soak_graphs(long runs) {
+    uint64_t rng = 0xDA6ull;
+    long r;
+    int i, k, e = 0;
+    memset(soak_edges, 0, sizeof soak_edges);
+    atomic_store(&soak_graph_bad, 0);
+    pool_graph_init(&soak_graph, soaked);
+    for (i = 0; i < GRAPH_NODES; i++) {
+        soak_nodes[i].node = (pool_graph_node)POOL_GRAPH_NODE_INIT(soak_node_run);
+        soak_nodes[i].npreds = 0;
+        atomic_store(&soak_nodes[i].runs, 0);
+        CHECK(pool_graph_add(&soak_graph, &soak_nodes[i].node) == 0);
+        for (k = 0; i > 0 && k < GRAPH_PREDS; k++) { /* earlier nodes only: no cycle */
+            int pred = (int)(test_rand(&rng) % (uint64_t)i), j, fresh = 1;
+            for (j = 0; j < soak_nodes[i].npreds; j++) fresh &= soak_nodes[i].preds[j] != pred;
+            if (!fresh) continue;
+            soak_nodes[i].preds[soak_nodes[i].npreds++] = pred;
+            CHECK(pool_graph_link(&soak_graph, &soak_edges[e++], &soak_nodes[pred].node,
+                                  &soak_nodes[i].node) == 0);
+        }
+    }
+    for (r = 0; r < runs; r++) {
+        if (r % 2) soak_graph_once(NULL);
+        else pool_call_on_worker(soaked, soak_graph_once, NULL);
+        test_watchdog(60, "test_soak (graphs)");
+    }
+    for (i = 0; i < GRAPH_NODES; i++) CHECK_EQ_I64(atomic_load(&soak_nodes[i].runs), runs);
+    CHECK_EQ_I64(atomic_load(&soak_graph_bad), 0);
+    return runs;
+}
+
 int main(void) {
     static const int thread_counts[] = {1, 16};
     const char *mode = getenv("POOL_SOAK");
@@ -291,6 +360,7 @@ int main(void) {
     long joins = full ? 100000000L : test_scaled(2000000, 100000);
     long submits = full ? 10000000L : test_scaled(100000, 5000);
     long cancels = full ? 200000L : test_scaled(2000, 100);
+    long graph_runs = full ? 100000L : test_scaled(1000, 50);
     size_t k;
     test_watchdog(60, "test_soak");
     test_watchdog_dump(dump_state);
@@ -298,7 +368,7 @@ int main(void) {
            full ? "full" : "reduced", joins, submits);
     for (k = 0; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
         double t0 = test_now();
-        long j, c, sub, can;
+        long j, c, sub, can, gr;
         pool_stats st, before_callers;
         pool_config cfg;
         memset(&cfg, 0, sizeof cfg);
@@ -314,11 +384,12 @@ int main(void) {
         CHECK(st.slot_calls > before_callers.slot_calls); /* some callers worked in slots */
         sub = soak_submits(submits);
         can = soak_cancels(cancels);
+        gr = soak_graphs(graph_runs);
         pool_stats_get(soaked, &st);
         printf("  %2d threads: %ld joins, %ld from %d outside callers at once, %ld submits, %ld "
-               "cancelled rounds, all completed (%.1f s); %llu halves promoted, %llu tasks "
-               "stolen, %llu calls in slots, %llu tasks skipped\n",
-               soaked_threads, j, c, CALLERS, sub, can, test_now() - t0,
+               "cancelled rounds, %ld graph runs, all completed (%.1f s); %llu halves promoted, "
+               "%llu tasks stolen, %llu calls in slots, %llu tasks skipped\n",
+               soaked_threads, j, c, CALLERS, sub, can, gr, test_now() - t0,
                (unsigned long long)st.joins_promoted, (unsigned long long)st.jobs_stolen,
                (unsigned long long)st.slot_calls, (unsigned long long)st.tasks_cancelled);
         if (soaked_threads > 1 && !test_under_valgrind()) /* valgrind: one thread at a time */
