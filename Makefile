@@ -1,11 +1,12 @@
 # pool.h - build and test targets. Everything builds from the repository
-# root with the system C compiler; nothing is installed.
+# root with the system C compiler; only `make install` writes outside it.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
 .PHONY: all test test-debug format-check format test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
-	bench-stats bench-smoke bench-peers bench-results bench-graph bench-scaling portability clean
+	bench-stats bench-smoke bench-peers bench-results bench-graph bench-scaling portability clean \
+	install uninstall
 
 all: examples
 
@@ -129,3 +130,48 @@ bench-scaling:
 
 clean:
 	rm -rf $(BUILD)
+
+# Installation: pool.h, a pkg-config file (pool.pc: `pkg-config --cflags --libs pool`) and a CMake
+# package (`find_package(pool)`, the interface target pool::pool, which links Threads::Threads).
+# PREFIX (default /usr/local) is where they go, DESTDIR a staging root in front of it. The header
+# is all there is to build: the pkg-config file and the CMake package carry the include directory
+# and the threads flags. tests/test_install.sh installs into a temporary prefix and builds a
+# program against it with cc -I, pkg-config and CMake.
+PREFIX  ?= /usr/local
+POOL_VERSION := $(shell sed -n 's/^\#define POOL_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' pool.h | paste -sd.)
+INSTALLED_FILES := include/pool.h share/pkgconfig/pool.pc share/cmake/pool/poolConfig.cmake \
+	share/cmake/pool/poolConfigVersion.cmake
+
+install:
+	@test -n "$(POOL_VERSION)" || { echo "install: no version in pool.h"; exit 1; }
+	install -d "$(DESTDIR)$(PREFIX)/include" "$(DESTDIR)$(PREFIX)/share/pkgconfig" \
+		"$(DESTDIR)$(PREFIX)/share/cmake/pool"
+	install -m 644 pool.h "$(DESTDIR)$(PREFIX)/include/pool.h"
+	printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$${prefix}/include' '' 'Name: pool' \
+		'Description: a work-stealing thread pool for C and C++ in one header' \
+		'Version: $(POOL_VERSION)' 'Cflags: -I$${includedir} -pthread' 'Libs: -pthread' \
+		>"$(DESTDIR)$(PREFIX)/share/pkgconfig/pool.pc"
+	printf '%s\n' '# pool.h: find_package(pool) gives the interface target pool::pool.' \
+		'include(CMakeFindDependencyMacro)' 'find_dependency(Threads)' \
+		'get_filename_component(_pool_prefix "$${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)' \
+		'if(NOT TARGET pool::pool)' '  add_library(pool::pool INTERFACE IMPORTED)' \
+		'  set_target_properties(pool::pool PROPERTIES' \
+		'    INTERFACE_INCLUDE_DIRECTORIES "$${_pool_prefix}/include"' \
+		'    INTERFACE_LINK_LIBRARIES Threads::Threads)' 'endif()' 'unset(_pool_prefix)' \
+		>"$(DESTDIR)$(PREFIX)/share/cmake/pool/poolConfig.cmake"
+	printf '%s\n' 'set(PACKAGE_VERSION "$(POOL_VERSION)")' \
+		'# Compatible: the same major version, at least the version asked for (0.x: the same minor).' \
+		'string(REPLACE "." ";" _pool_have "$${PACKAGE_VERSION}")' \
+		'list(GET _pool_have 0 _pool_major)' 'list(GET _pool_have 1 _pool_minor)' \
+		'if(NOT PACKAGE_FIND_VERSION)' '  set(PACKAGE_VERSION_COMPATIBLE TRUE)' \
+		'elseif(PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION OR' \
+		'   NOT PACKAGE_FIND_VERSION_MAJOR EQUAL _pool_major OR' \
+		'   (_pool_major EQUAL 0 AND NOT PACKAGE_FIND_VERSION_MINOR EQUAL _pool_minor))' \
+		'  set(PACKAGE_VERSION_COMPATIBLE FALSE)' 'else()' '  set(PACKAGE_VERSION_COMPATIBLE TRUE)' \
+		'  if(PACKAGE_FIND_VERSION VERSION_EQUAL PACKAGE_VERSION)' \
+		'    set(PACKAGE_VERSION_EXACT TRUE)' '  endif()' 'endif()' \
+		>"$(DESTDIR)$(PREFIX)/share/cmake/pool/poolConfigVersion.cmake"
+
+uninstall:
+	for f in $(INSTALLED_FILES); do rm -f "$(DESTDIR)$(PREFIX)/$$f"; done
+	-rmdir "$(DESTDIR)$(PREFIX)/share/cmake/pool" 2>/dev/null

@@ -39,14 +39,19 @@
 
    Work enters a pool in four ways:
      - fork-join: pool_join(p, a, a_arg, b, b_arg) runs a and b, possibly
-       in parallel, and returns when both are done. pool_call(p, fn, arg)
-       runs fn on the pool and waits. pool_parallel_for splits a range.
+       in parallel, and returns when both are done; pool_join_n does the
+       same for n of them. pool_call(p, fn, arg) runs fn on the pool and
+       waits. pool_parallel_for splits a range,
+       pool_parallel_reduce folds one, pool_qsort sorts as qsort does,
+       and pool_broadcast runs a function once on every worker.
        On a worker a join is lazy: b is recorded on the worker's own stack
        and runs as a plain call after a unless someone can take it; then
        it is made stealable (pool_join says when). Fork at a fine grain,
        or use a scope or pool_parallel_for for a few long pieces.
      - scopes: pool_scope_init / pool_scope_spawn / pool_scope_wait run any
-       number of caller-owned tasks and wait for all of them. When every
+       number of caller-owned tasks and wait for all of them
+       (pool_scope_spawn_copy: a function and a copy of its arguments,
+       held by the pool, instead of a task of yours). When every
        worker is busy and the spawner's deque is full, a spawn may run its
        task at once (pool_scope_spawn says when), so a task must not wait
        for what its spawner does after the spawn.
@@ -58,6 +63,24 @@
        often as needed.
      - detached tasks: pool_submit / pool_submit_batch queue caller-owned
        tasks and return at once.
+
+   PRIORITIES
+
+   pool_submit_priority and pool_scope_spawn_priority queue a task as
+   POOL_PRIORITY_HIGH: it goes to a queue that every worker looks at
+   before any other, its own deque included, so it starts when the first
+   worker free to take it looks for work: at once on an idle one, at the
+   end of its task on a busy one, ahead of every normal task queued
+   earlier. Each free worker takes one high task, so a burst of them
+   spreads over the pool. Two rules bound it:
+     - starvation: a worker that took 61 high tasks in a row takes one
+       round of normal work before its next high one;
+     - WAITING's rule: a worker waiting inside a join or a scope runs only
+       work of its wait (its scope's high tasks after what its own deque
+       holds); a high task of other work waits for a worker that is free
+       (a parked waiter's spare is one).
+   Tasks of one priority run in no particular order. A high task spawned
+   into a scope is part of the scope like any other (cancel, wait).
 
    Every one of these may be called from any thread: a worker of the same
    pool (the work goes to that worker's own deque), a thread outside every
@@ -73,6 +96,30 @@
    worker thread, for code that needs the workers' stack size, pinning or
    thread hooks.
 
+   PINNED TASKS
+
+   Some work must run on one particular thread: OpenGL and most UI
+   toolkits on main, a library's calls on the thread that initialised it.
+     - pool_submit_pinned(p, i, t) runs t on worker i of p and nowhere
+       else, when that worker is free: after the task it runs, ahead of
+       the normal work it would take next (pinned tasks share the
+       starvation rule of high ones). A worker that waits inside a join or
+       a scope never runs its pinned tasks on top of the wait: they are no
+       part of it, so no wait of pool.h's can wait for them; they run
+       when the wait ends, and may take that long to start (so a task that
+       blocks on a pinned task's result deadlocks if the pinned worker
+       waits for that task). A worker above
+       the active count runs them (nothing else can), and destroy runs
+       every one accepted.
+     - A thread outside the pool makes itself an inbox (pool_inbox_init);
+       any thread posts tasks to it (pool_inbox_post), and the owner runs
+       them when it calls pool_inbox_run, at a point of its choosing: once
+       a frame in a render loop, when its event loop sees the inbox's
+       handle readable, or after pool_inbox_wait.
+   A pinned task is detached (nothing of pool.h waits for it); to wait for
+   one, have it post to a completion queue or signal what the waiter
+   waits on.
+
    WAITING
 
    A worker that waits (for a stolen join half, a scope, a call into
@@ -84,8 +131,8 @@
    nothing of its own left, the worker parks, and while work is queued
    that nobody can take its pool starts a spare thread: a worker like any
    other, with an index from num_threads up (below
-   pool_worker_index_limit), which sleeps when idle and stays, at most
-   max_spare_threads of them. The implementation's waiting section has
+   pool_worker_index_limit), which stops when the park ends and stays for
+   the next one, at most max_spare_threads of them. The implementation's waiting section has
    the rule and the argument.
 
    A pool_task is intrusive: you embed it in your own struct, set `run`,
@@ -229,11 +276,13 @@
      >>fork               fork(): the pools a child inherits
      >>api-lifecycle      pool_create, pool_destroy
      >>api-default        the default pool, made on first use
-     >>api-fork-join      pool_join, pool_call, pool_parallel_for
+     >>api-fork-join      pool_join, pool_join_n, pool_call, pool_parallel_for
      >>api-scopes         pool_scope_init, _spawn, _wait
      >>api-graphs         pool_graph_*: nodes that run after their predecessors
-     >>api-completion     pool_completion_*: finished work for event loops
+     >>api-completion     pool_completion_*, pool_inbox_*: finished work and
+                          pinned tasks for event loops
      >>api-submit         pool_submit, pool_submit_batch
+     >>api-algorithms     pool_parallel_reduce, pool_qsort, pool_broadcast
      >>api-trace          pool_trace_write
      >>api-introspection  worker indices and stats
      >>api-blocking       pool_submit_blocking(_job), pool_wait_blocking_job
@@ -303,7 +352,12 @@ typedef struct pool_graph_node pool_graph_node;
 typedef struct pool_graph_edge pool_graph_edge;
 typedef struct pool_completion pool_completion;
 typedef struct pool_completion_item pool_completion_item;
+typedef struct pool_inbox pool_inbox;
 typedef void (*pool_fn)(void *arg);
+
+/* pool_priority: the two levels of pool_submit_priority and
+   pool_scope_spawn_priority (see PRIORITIES). */
+typedef enum pool_priority { POOL_PRIORITY_NORMAL = 0, POOL_PRIORITY_HIGH = 1 } pool_priority;
 
 /* pool_task: a unit of work the caller owns. Embed it in your own struct,
    set run, and recover your struct in run with offsetof (see CONCEPTS).
@@ -360,8 +414,8 @@ struct pool_config {
     int num_cpus;
     /* Spare threads at most, 0 to 65535; 0: 256. A worker that parks in a
        wait has its pool start a spare while queued work needs one (see
-       WAITING); spares have worker indices from num_threads up, sleep when
-       idle, and stay. */
+       WAITING); spares have worker indices from num_threads up, stop when
+       the park ends, and stay for the next. */
     int max_spare_threads;
     /* The idle policy, 0 to 1000000: microseconds a worker that ran out of
        work keeps searching (yielding the CPU between searches) before the
@@ -396,6 +450,10 @@ struct pool_config {
        runs on a worker while its caller blocks. 0:
        POOL_EXTERNAL_SLOTS_DEFAULT (4). */
     int external_slots;
+    /* The active count the pool starts with, 1 to num_threads: workers with
+       an index at or above it take no work until pool_set_active_threads
+       raises it. 0: num_threads. */
+    int active_threads;
 };
 
 /* pool_config.heartbeat_us: no heartbeat. */
@@ -417,7 +475,8 @@ struct pool_stats {
                                  calls run in external slots */
     uint64_t jobs_stolen;     /* ... of which were stolen from another worker */
     uint64_t steals_failed;   /* steal attempts that lost a race */
-    uint64_t jobs_injected;   /* tasks posted from outside the pool */
+    uint64_t jobs_injected;   /* tasks posted to its injectors: from outside the pool, and
+                                 every high-priority one */
     uint64_t sleeps;          /* times a worker blocked in the kernel */
     uint64_t wakeups;         /* times a worker was woken from the kernel */
     uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
@@ -439,6 +498,8 @@ struct pool_stats {
                                  cancel (see pool_scope_cancel); not in jobs_run */
     uint64_t slot_calls;      /* calls and scope waits of outside threads that worked in an
                                  external slot (see pool_call); the rest were injected */
+    uint64_t threads_retired; /* now: workers that stopped above the active count (see
+                                 pool_set_active_threads) */
     /* The blocking pool. The first three are current values, kept without
        locks so that they can be read at any time. */
     uint64_t blocking_threads;         /* blocking threads alive */
@@ -453,18 +514,18 @@ struct pool_stats {
 /* pool_worker_stats: one worker's, spare's or external slot's counters
    (pool_worker_stats_get); pool_stats sums them. */
 struct pool_worker_stats {
-    uint64_t jobs_run;        /* tasks and join halves run from a queue (see pool_stats) */
-    uint64_t jobs_stolen;     /* ... of which this worker stole from another */
-    uint64_t steals_failed;   /* steal attempts that lost a race */
-    uint64_t jobs_injected;   /* tasks it took from the pool's injector (posted from outside) */
-    uint64_t sleeps;          /* times it blocked in the kernel */
-    uint64_t wakeups;         /* times it was woken from the kernel */
-    uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
-    uint64_t waits_parked;    /* times it parked in a wait (see pool_stats) */
-    uint64_t wait_depth_max;  /* the most waits nested on its stack */
-    uint64_t spin_ns;         /* time it spent searching within the spin budget */
-    uint64_t joins_promoted;  /* join halves it made stealable (see pool_stats) */
-    uint64_t spawns_inline;   /* scope tasks it ran at once as it spawned them (see pool_stats) */
+    uint64_t jobs_run;       /* tasks and join halves run from a queue (see pool_stats) */
+    uint64_t jobs_stolen;    /* ... of which this worker stole from another */
+    uint64_t steals_failed;  /* steal attempts that lost a race */
+    uint64_t jobs_injected;  /* tasks it took from the pool's injectors (see pool_stats) */
+    uint64_t sleeps;         /* times it blocked in the kernel, or stopped above the active count */
+    uint64_t wakeups;        /* times it was woken from the kernel */
+    uint64_t wakeups_wasted; /* ... and went back to sleep without running a task */
+    uint64_t waits_parked;   /* times it parked in a wait (see pool_stats) */
+    uint64_t wait_depth_max; /* the most waits nested on its stack */
+    uint64_t spin_ns;        /* time it spent searching within the spin budget */
+    uint64_t joins_promoted; /* join halves it made stealable (see pool_stats) */
+    uint64_t spawns_inline;  /* scope tasks it ran at once as it spawned them (see pool_stats) */
     uint64_t tasks_cancelled; /* scope tasks it skipped for a cancel (see pool_stats) */
     uint64_t slot_calls;      /* an external slot: the calls and waits run in it */
     int started;              /* 1 if its thread has been started (never, for a slot) */
@@ -538,13 +599,28 @@ struct pool_completion_item {
     pool_completion_item *next; /* set by pool_completion_drain: the next item, oldest first */
 };
 
+/* A stack that raises a descriptor when it stops being empty: what a
+   completion queue and an inbox are made of. Private. */
+struct pool__signalled_stack {
+    void *pool__posted;       /* the nodes posted, newest first */
+    intptr_t pool__signal[2]; /* the descriptors or event (see >>platform) */
+    uint32_t pool__raising;   /* posts that found it empty and may still raise */
+};
+
 /* pool_completion: a queue of finished work with a descriptor that an
    event loop waits on (pool_completion_init, _handle, _post, _drain,
    _destroy). Owned by the caller; every field is private. */
 struct pool_completion {
-    pool_completion_item *pool__posted; /* the items posted, newest first */
-    intptr_t pool__signal[2];           /* the descriptors or event (see >>platform) */
-    uint32_t pool__raising;             /* posts that found it empty and may still raise */
+    struct pool__signalled_stack pool__stack; /* of pool_completion_items */
+};
+
+/* pool_inbox: the tasks pinned to one thread that is not a worker,
+   typically main (pool_inbox_init, _post, _run, _wait, _handle,
+   _destroy; see PINNED TASKS). Owned by the caller; every field is
+   private. */
+struct pool_inbox {
+    struct pool__signalled_stack pool__stack; /* of pool_tasks */
+    const void *pool__owner;                  /* the thread that made it */
 };
 
 /* pool_blocking_job: a blocking task that can be waited for, and skipped
@@ -627,6 +703,23 @@ POOL_DEF int pool_destroy(pool *p);
             work meanwhile and parks when there is none (see WAITING). */
 POOL_DEF void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg);
 
+/* pool_fork: one function and its argument, for pool_join_n. */
+typedef struct pool_fork {
+    pool_fn fn;
+    void *arg;
+} pool_fork;
+
+/* pool_join_n: runs forks[i].fn(forks[i].arg) for i in 0 .. n-1, in
+   parallel where workers are free, and returns when all are done: an
+   n-way pool_join (a 7-way fork without a scope). The array is halved by
+   pool_joins, so every rule of pool_join holds for each piece, and the
+   nesting takes about log2(n) of pool_join's stack frames.
+   Errors:  none; entries whose fn is NULL are skipped, and a NULL forks
+            or n of 0 does nothing.
+   Threads: any (from outside the pool, as pool_join).
+   Blocks:  until every fn has returned (see WAITING). */
+POOL_DEF void pool_join_n(pool *p, const pool_fork *forks, size_t n);
+
 /* pool_call: runs fn(arg) on p and waits. On a worker of p: inline. On a
    thread outside every pool: on the calling thread, in one of p's external
    slots (pool_worker_index() then returns the slot's index), or with every
@@ -661,6 +754,91 @@ POOL_DEF void pool_call_on_worker(pool *p, pool_fn fn, void *arg);
 POOL_DEF void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grain,
                                 void (*body)(void *arg, size_t lo, size_t hi), void *arg);
 
+/* ---- parallel algorithms ------------------------------------------------ */
+
+/* pool_reducer: how pool_parallel_reduce combines partial results. A
+   partial result is `size` bytes of the caller's type (a long, a struct
+   of sums, a small histogram); the pool keeps one per piece of the range
+   it is working on, aligned for any type. */
+typedef struct pool_reducer {
+    size_t size;          /* bytes of one partial result, > 0 */
+    const void *identity; /* `size` bytes: the result of no elements */
+    /* Adds elements lo .. hi-1 into acc, which holds the identity or what
+       earlier calls on this piece added. Called concurrently on disjoint
+       ranges, each with its own acc: no atomics needed. */
+    void (*fold)(void *arg, void *acc, size_t lo, size_t hi);
+    /* acc = acc (+) later, where `later` is the result of the range just
+       after acc's. Need not be commutative; must be associative. */
+    void (*combine)(void *arg, void *acc, const void *later);
+} pool_reducer;
+
+/* pool_parallel_reduce: folds [begin, end) into *result (`r->size`
+   bytes, the first piece's partial result while the call runs). The
+   range is split as pool_parallel_for splits it; each piece is folded
+   from the identity, and neighbours are combined in range order. With
+   grain > 0 the pieces and the order of every combine depend only on
+   begin, end and grain, so a floating-point sum gives the same bits on
+   every run and every thread count; with grain 0 the split follows the
+   idle workers, and the result is the same only for an exact combine.
+   Partial results of up to 128 bytes live on the stack; a larger one is
+   allocated (POOL_MALLOC) at each split, and where that fails the piece
+   is folded whole instead (the same result for an exact combine).
+   r->identity must not overlap *result: the pieces start from it while
+   the first one folds into *result.
+   Errors:  EINVAL: NULL r, result, r->identity, r->fold or r->combine,
+            or r->size 0. An empty range copies the identity into
+            *result.
+   Threads: any (from outside the pool, as pool_call).
+   Blocks:  until the whole range is folded (see WAITING). */
+POOL_DEF int pool_parallel_reduce(pool *p, size_t begin, size_t end, size_t grain,
+                                  const pool_reducer *r, void *arg, void *result);
+
+/* pool_qsort: sorts n elements of `size` bytes at base in ascending order
+   of cmp, as qsort does, in parallel on p: a mergesort whose halves and
+   merges are joins, so its parallelism grows with the pool. cmp is called
+   from several threads at once and must be safe for that, and it may be
+   given copies of elements in the scratch, not only pointers into base:
+   it must depend on the bytes it is given alone (not on an index worked
+   out from the pointer, nor on the address for a tie). The order of equal elements is unspecified
+   (not stable). Elements over 32 bytes are sorted through an array of
+   pointers and moved once at the end.
+   Memory: scratch of n * size bytes (n * (size + 16) above 32 bytes),
+   allocated with POOL_MALLOC and freed before the return; if that fails,
+   an in-place parallel quicksort (heapsort past a depth limit) sorts
+   instead, and the call still succeeds.
+   Errors:  EINVAL: NULL cmp, NULL base with n > 1, size 0, or n * size
+            beyond SIZE_MAX. base is then untouched.
+   Threads: any (from outside the pool, as pool_call).
+   Blocks:  until sorted (see WAITING). */
+POOL_DEF int pool_qsort(pool *p, void *base, size_t n, size_t size,
+                        int (*cmp)(const void *a, const void *b));
+
+/* pool_broadcast: runs fn(arg, i) once on each worker i of p, 0 ..
+   num_threads - 1, as a task pinned to it (pool_submit_pinned), and waits
+   for all of them: per-thread setup such as seeding an RNG. Workers not
+   started yet are started; a worker above the active count wakes to run
+   it. Spare threads and callers in external slots, which run p's tasks
+   too (indices num_threads .. pool_worker_index_limit(p) - 1), are not
+   reached: size per-thread data by pool_worker_index_limit, and set up
+   those entries yourself.
+   Errors:  EINVAL: NULL fn. EDEADLK: called from a task of p on any thread
+            (each worker must be free to run its call; nothing ran).
+            EAGAIN: a worker's thread could not be started (nothing ran).
+            ENOMEM: the default pool could not be created, or, above 32
+            workers, the tasks could not be allocated (nothing ran).
+            ECHILD: a pool created before a fork(). ECANCELED: p's destroy
+            had begun (a destroy may not overlap the call: see
+            pool_destroy); fn may have run on some workers, which
+            finished before the return.
+   Threads: any but p's own tasks (EDEADLK). A worker runs its call when
+            it is free, never on top of a wait of its own (see PINNED
+            TASKS): a worker of p blocked until the caller returns (it
+            waits for a blocking job, or a call into another pool, that
+            broadcasts) never runs it, and the broadcast never returns.
+   Blocks:  until every call returned; a worker of another pool blocks
+            without helping (its pool gets a spare meanwhile). */
+POOL_DEF int pool_broadcast(pool *p, void (*fn)(void *arg, int worker), void *arg);
+
 /* ---- scopes ------------------------------------------------------------- */
 
 /* pool_scope_init: prepares a caller-owned scope (the stack is fine) for
@@ -687,6 +865,47 @@ POOL_DEF void pool_scope_init(pool_scope *s, pool *p);
    Threads: any.
    Blocks:  no, but for a task it runs at once. */
 POOL_DEF int pool_scope_spawn(pool_scope *s, pool_task *t);
+
+/* pool_scope_spawn_priority: pool_scope_spawn at a priority (see
+   PRIORITIES). POOL_PRIORITY_NORMAL is pool_scope_spawn; a
+   POOL_PRIORITY_HIGH task goes to the high queue, even from a worker,
+   and is never run at once by the throttle (only where no pool could be
+   created, as any spawn then).
+   Errors:  as pool_scope_spawn; EINVAL also for a priority that is
+            neither of the two.
+   Threads: any.
+   Blocks:  as pool_scope_spawn. */
+POOL_DEF int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_priority priority);
+
+/* The largest argument block pool_scope_spawn_copy copies. */
+#define POOL_SPAWN_COPY_MAX 96
+
+/* pool_scope_spawn_copy: spawns fn into s with a copy of the `size` bytes
+   at arg: fn receives a pointer to the copy (aligned for any type, valid
+   until fn returns), so the caller needs no task struct and may reuse or
+   free arg as soon as this returns: a C translation of OpenMP's
+   `#pragma omp task firstprivate(...)`. The copy lives in a cell of the
+   pool's: each worker keeps a cache of free cells, refilled from a list
+   the pool shares under a lock or from a new slab of 64 cells, so a
+   spawn and a run on a worker take no lock and allocate nothing while
+   its cache lasts (a thread outside the pool always takes the shared
+   list's lock); a slab is allocated (POOL_MALLOC) only when the caller's
+   cache and the shared list are empty, and all are freed by
+   pool_destroy. Every other rule is pool_scope_spawn's (it may run fn at
+   once, on the spawner, under the throttle). A cancel of s drops the
+   copied spawns it skips without calling s's on_cancel (they have no
+   task of yours): a block that owns something (memory fn would free)
+   leaks then, so in a scope that may be cancelled copy only what fn
+   does not have to release.
+   Errors:  EINVAL: NULL s or fn, a size above POOL_SPAWN_COPY_MAX, or a
+            NULL arg with a size. ECANCELED and ECHILD as
+            pool_scope_spawn (never EBUSY: the task is the pool's).
+            ENOMEM: no free cell at hand and no slab could be allocated
+            (nothing was spawned: call fn yourself, or wait and retry).
+   Threads: any (from outside the pool, the free cells are shared under a
+            lock).
+   Blocks:  as pool_scope_spawn. */
+POOL_DEF int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg, size_t size);
 
 /* pool_scope_wait: waits until every task spawned into s before the wait
    began, directly or nested, has finished, running the scope's own tasks
@@ -718,7 +937,8 @@ POOL_DEF int pool_scope_wait_status(pool_scope *s);
 
 /* pool_scope_cancel: cancels s until the end of its next wait: tasks of s
    not yet started are not run (s's on_cancel, if set, is called for each
-   instead, on whichever thread took it), spawns into s are refused with
+   instead, on whichever thread took it; copied spawns are dropped
+   without it, see pool_scope_spawn_copy), spawns into s are refused with
    ECANCELED, running tasks go on and may ask pool_scope_cancelled, and
    the wait returns once they have finished and the rest are skipped,
    with ECANCELED from pool_scope_wait_status. When that wait ends, s is
@@ -743,7 +963,8 @@ POOL_DEF int pool_scope_cancelled(const pool_scope *s);
 
 /* pool_scope_on_cancel: sets the function called, instead of its run, for
    each task of s that a cancel skips (NULL: none; pool_scope_init clears
-   it), so that the task's memory can be released. It is called on
+   it), so that the task's memory can be released. Not for copied spawns
+   (pool_scope_spawn_copy): they have no task of yours. It is called on
    whichever thread took the task, and must not wait for s, directly or
    through another thread: its task counts as unfinished until it returns.
    Set it before the spawns it should cover.
@@ -887,6 +1108,72 @@ POOL_DEF pool_completion_item *pool_completion_drain(pool_completion *c);
    Blocks:  only while a post finishes raising the handle (a system call). */
 POOL_DEF int pool_completion_destroy(pool_completion *c);
 
+/* ---- inboxes: tasks pinned to a thread outside the pool ----------------- */
+
+/* pool_inbox_init: makes box the inbox of the calling thread (see PINNED
+   TASKS): tasks posted to it from any thread run on this thread only, when
+   it calls pool_inbox_run. Its handle, like a completion queue's (an
+   eventfd on Linux, a pipe elsewhere, an event HANDLE on Windows), is
+   readable while tasks wait, so an event loop learns of them without a
+   thread parked in a wait. It needs no pool.
+   Errors:  EINVAL: box is NULL. The errno of eventfd, pipe or fcntl
+            (EMFILE, ENFILE, ...); ENOMEM on Windows.
+   Threads: any; the caller becomes the inbox's owner.
+   Blocks:  no. */
+POOL_DEF int pool_inbox_init(pool_inbox *box);
+
+/* pool_inbox_handle: what to wait on for box (as pool_completion_handle):
+   it polls readable once a task is posted and until pool_inbox_run takes
+   it; it may be readable with nothing to run after a post raced with a
+   run. Do not read or close it.
+   Errors:  none; a NULL box gives -1 (0 on Windows).
+   Threads: any.
+   Blocks:  no. */
+POOL_DEF intptr_t pool_inbox_handle(const pool_inbox *box);
+
+/* pool_inbox_post: queues t to run on box's owner thread, at its next
+   pool_inbox_run, after the tasks posted before it; returns at once. Any
+   thread, a task of any pool's included. What the poster wrote before is
+   visible to t's run. t must stay valid until its run is called, which may
+   free it or post it again.
+   Errors:  EINVAL: box, t or t->run is NULL. EBUSY: t is still queued
+            (here or in a pool). The errno of a failed write to the handle
+            (never for a live inbox; EIO on Windows): t is queued all the
+            same.
+   Threads: any.
+   Blocks:  no; never allocates. */
+POOL_DEF int pool_inbox_post(pool_inbox *box, pool_task *t);
+
+/* pool_inbox_run: runs, on the calling thread, every task posted to box
+   before the call, oldest first, and makes the handle unreadable until the
+   next post. Tasks those tasks post wait for the next call, so the call
+   always returns. *ran (if ran is not NULL) is how many ran. A task's run
+   may call pool_inbox_run again.
+   Errors:  EINVAL: box is NULL. EPERM: the caller is not box's owner
+            (nothing runs).
+   Threads: box's owner only.
+   Blocks:  no, beyond the tasks it runs. */
+POOL_DEF int pool_inbox_run(pool_inbox *box, size_t *ran);
+
+/* pool_inbox_wait: for an owner with no event loop: blocks until a task
+   is posted to box (returns at once if one waits) or timeout_ms pass
+   (-1: no limit); then call pool_inbox_run. It burns no CPU while it
+   waits, and a signal handled meanwhile does not end it early.
+   Errors:  ETIMEDOUT: the time passed with nothing posted. EINVAL: box is
+            NULL or timeout_ms < -1. EPERM: the caller is not box's owner.
+            The errno of poll() (not EINTR); EIO on Windows.
+   Threads: box's owner only.
+   Blocks:  yes, until a post or the timeout. */
+POOL_DEF int pool_inbox_wait(pool_inbox *box, int timeout_ms);
+
+/* pool_inbox_destroy: closes box's handle. No task may be waiting: run
+   them first (EBUSY leaves the inbox as it was), and nothing may post to
+   box or wait on its handle after.
+   Errors:  EINVAL: box is NULL. EBUSY: tasks are still posted.
+   Threads: any, once nothing posts to box any more.
+   Blocks:  only while a post finishes raising the handle (a system call). */
+POOL_DEF int pool_inbox_destroy(pool_inbox *box);
+
 /* ---- detached tasks ----------------------------------------------------- */
 
 /* pool_submit: queues a detached task and returns at once: t never runs
@@ -912,6 +1199,29 @@ POOL_DEF int pool_submit(pool *p, pool_task *t);
    Threads: any.
    Blocks:  as pool_submit. */
 POOL_DEF int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n);
+
+/* pool_submit_priority: pool_submit at a priority (see PRIORITIES).
+   POOL_PRIORITY_NORMAL is pool_submit; a POOL_PRIORITY_HIGH task goes to
+   the high queue, even from a worker (never onto its deque).
+   Errors:  as pool_submit; EINVAL also for a priority that is neither of
+            the two.
+   Threads: any.
+   Blocks:  as pool_submit. */
+POOL_DEF int pool_submit_priority(pool *p, pool_task *t, pool_priority priority);
+
+/* pool_submit_pinned: queues t to run on worker `worker` of p and no other
+   thread (see PINNED TASKS): when that worker is free, before the normal
+   work it would take next; never on top of a wait of the worker's. It
+   starts the worker's thread if it has not started yet, and runs even on a
+   worker above the active count (pool_set_active_threads), which wakes to
+   run it and stops again.
+   Errors:  as pool_submit; EINVAL also for a worker outside 0 ..
+            num_threads - 1; EAGAIN also when that worker's thread could
+            not be started (t was not taken).
+   Threads: any.
+   Blocks:  no, but a worker not started yet is started first (it may wait
+            for the lock of another thread's start). */
+POOL_DEF int pool_submit_pinned(pool *p, int worker, pool_task *t);
 
 /* ---- the blocking pool -------------------------------------------------- */
 
@@ -977,6 +1287,30 @@ POOL_DEF int pool_worker_index(void);
    Threads: any.
    Blocks:  no (it may create the default pool). */
 POOL_DEF int pool_num_threads(const pool *p);
+
+/* pool_set_active_threads: how many workers of p take work, 1 to
+   num_threads, while p runs (pool_config.active_threads sets the count it
+   starts with). Lowered, the workers with an index at or above n finish
+   the task each runs (a join or wait in it completes, running its own work
+   as always), hand what is queued on their deques to the others, and
+   stop: they start no new task and block until the count rises again.
+   Raised, stopped workers come back and missing ones start as work
+   arrives. No task is lost or left on a stopped worker's deque. Spares
+   still stand in for workers parked in a wait (see WAITING): the count
+   is of workers that are not parked.
+   Errors:  EINVAL: n < 1 or n > num_threads. ECANCELED: p's destroy has
+            begun. ENOMEM: the default pool could not be created. ECHILD:
+            a pool created before a fork().
+   Threads: any, a task of p's included (its worker stops after the task).
+   Blocks:  no; it wakes the workers that have to look at the new count. */
+POOL_DEF int pool_set_active_threads(pool *p, int n);
+
+/* pool_active_threads: p's active count (see pool_set_active_threads);
+   1 if the default pool could not be created.
+   Errors:  none.
+   Threads: any.
+   Blocks:  no (it may create the default pool). */
+POOL_DEF int pool_active_threads(const pool *p);
 
 /* pool_worker_index_limit: one more than the highest index
    pool_worker_index can return on a thread of p: num_threads +
@@ -1855,7 +2189,12 @@ static int pool__signal_open(intptr_t h[2]) {
 static int pool__signal_raise(intptr_t h[2]) { return SetEvent((HANDLE)h[1]) ? 0 : EIO; }
 static void pool__signal_clear(intptr_t h[2]) { ResetEvent((HANDLE)h[0]); }
 static void pool__signal_close(intptr_t h[2]) { CloseHandle((HANDLE)h[0]); }
+static int pool__signal_wait(intptr_t h[2], int timeout_ms) {
+    DWORD r = WaitForSingleObject((HANDLE)h[0], timeout_ms < 0 ? INFINITE : (DWORD)timeout_ms);
+    return r == WAIT_OBJECT_0 ? 0 : r == WAIT_TIMEOUT ? ETIMEDOUT : EIO;
+}
 #else
+#include <poll.h>
 #if defined(__linux__) && !defined(POOL_COMPLETION_PIPE)
 #include <sys/eventfd.h>
 #define POOL__SIGNAL_EVENTFD 1
@@ -1916,6 +2255,23 @@ static void pool__signal_clear(intptr_t h[2]) {
 static void pool__signal_close(intptr_t h[2]) {
     if (h[1] != h[0]) close((int)h[1]);
     close((int)h[0]);
+}
+
+/* Blocks until the signal is raised, or for timeout_ms (-1: no limit). A
+   signal of the caller's that interrupts poll() is not the caller's error:
+   the wait goes on for what is left of the time. */
+static int pool__signal_wait(intptr_t h[2], int timeout_ms) {
+    uint64_t deadline = pool__now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000u;
+    struct pollfd fd;
+    int left = timeout_ms, n;
+    fd.fd = (int)h[0];
+    fd.events = POLLIN;
+    while ((n = poll(&fd, 1, left)) < 0 && errno == EINTR) {
+        uint64_t now = pool__now_ns();
+        if (timeout_ms >= 0)
+            left = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
+    }
+    return n > 0 ? 0 : n == 0 ? ETIMEDOUT : errno;
 }
 #endif
 
@@ -2093,7 +2449,10 @@ static int64_t pool__deque_len(pool__deque *d) {
 /*  - A take-all never reads a node before it owns it: the exchange hands   */
 /*    it the list atomically, and no other thread can reach those nodes.    */
 /* The classic ABA failure needs a pop that reads head->next, then CASes    */
-/* head to that stale next; there is no such operation here.                */
+/* head to that stale next, while another pop and a push change the stack   */
+/* under it. The one pop here, the high-priority injector's, is made under  */
+/* a lock that every remover of that stack holds: no other pop can run      */
+/* between its read and its CAS (pool__injector_pop_locked).                */
 /*                                                                          */
 /* The low bit of head is CLOSED: pool_destroy sets it, after which every   */
 /* push fails with ECANCELED, and take-all keeps the bit. Everything pushed */
@@ -2156,8 +2515,46 @@ static pool_task *pool__injector_take_all(pool__injector *q) {
                          ~POOL__INJECTOR_CLOSED);
 }
 
+/* Pops the newest task, for a stack whose removers all hold one lock (the
+   high-priority injector: see pool__take_high). Then nothing leaves the
+   stack between this load of the head and the CAS, pushes only add above
+   it, and a head still equal to `top` still links to the same next: no
+   ABA. Acquire, on the load and a failed CAS: pairs with the push's CAS,
+   so the task's link and contents are visible. */
+static pool_task *pool__injector_pop_locked(pool__injector *q) {
+    uintptr_t head = POOL__LOAD(&q->head, POOL__ACQUIRE), closed;
+    pool_task *top;
+    do {
+        closed = head & POOL__INJECTOR_CLOSED;
+        top = (pool_task *)(head & ~POOL__INJECTOR_CLOSED);
+        if (!top) return NULL;
+        POOL__CHAOS();
+    } while (!POOL__CAS(&q->head, &head, (uintptr_t)top->pool__next | closed, POOL__ACQUIRE,
+                        POOL__ACQUIRE));
+    top->pool__next = NULL;
+    return top;
+}
+
+/* A chain of tasks taken from a stack (newest first, linked by
+   pool__next), reversed in place: oldest first. */
+static pool_task *pool__oldest_first(pool_task *newest) {
+    pool_task *oldest = NULL;
+    while (newest) {
+        pool_task *next = newest->pool__next;
+        newest->pool__next = oldest;
+        oldest = newest;
+        newest = next;
+    }
+    return oldest;
+}
+
 static void pool__injector_close(pool__injector *q) {
     POOL__FETCH_OR(&q->head, POOL__INJECTOR_CLOSED, POOL__SEQ_CST);
+}
+
+/* Relaxed: a hint, for a look that is repeated or made again under a lock. */
+static int pool__injector_seen_work(pool__injector *q) {
+    return (POOL__LOAD(&q->head, POOL__RELAXED) & ~POOL__INJECTOR_CLOSED) != 0;
 }
 
 /* seq_cst: the load half of the sleeper's store-load pair. */
@@ -2190,6 +2587,9 @@ typedef struct pool__worker {
     /* Set by other threads that want work of this worker's, read at every
        join (see the lazy joins section): a cache line of its own. */
     POOL__ALIGNED uint32_t promote_wanted;
+    /* Tasks pinned to this worker (see pool__take_pinned), pushed by any
+       thread: a line of its own. */
+    POOL__ALIGNED pool__injector pinned;
     /* Written by the worker, read by waiters of other threads. */
     POOL__ALIGNED pool__frame frames[POOL__FRAMES];
     /* Owner-private from here on; the stats are read by pool_stats_get. */
@@ -2202,9 +2602,14 @@ typedef struct pool__worker {
     int64_t run_base;       /* its base: the deque bottom when it began */
     uint32_t run_depth;     /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
     uint32_t ticks;         /* searches of the main loop, for its fairness rule */
-    uint32_t wait_depth;    /* waits nested on its stack */
-    const pool_scope *running_scope;       /* the scope whose task it runs innermost */
-    struct pool__lazy_join *lazy_newest;   /* the newest join of that task (see lazy joins) */
+    uint32_t high_streak;   /* high-priority and pinned tasks it took in a row (see
+                               pool__find_work) */
+    pool_task *pinned_next; /* pinned tasks taken from `pinned`, oldest first, not run yet */
+    struct pool__copy_cell *copy_free;   /* its cache of copied-spawn cells (see pool__copy_take) */
+    uint32_t copy_free_count;            /* ... and their number */
+    uint32_t wait_depth;                 /* waits nested on its stack */
+    const pool_scope *running_scope;     /* the scope whose task it runs innermost */
+    struct pool__lazy_join *lazy_newest; /* the newest join of that task (see lazy joins) */
     struct pool__lazy_join *lazy_promoted; /* ... and the newest of them that was pushed */
     pool *home;                            /* the pool this worker belongs to */
     int index;
@@ -2280,12 +2685,19 @@ struct pool {
     POOL__ALIGNED uint64_t counters;
 
     POOL__ALIGNED pool__injector injector;
+    /* High-priority tasks (see PRIORITIES): looked at first by every
+       worker that searches, so a line of its own, read far more often
+       than it is written. */
+    POOL__ALIGNED pool__injector injector_high;
 
     /* Workers [0, threads_started) have a thread: workers, then spares.
        Written under spawn_lock. With `parked`, read on every join push:
        rarely written, and kept apart from what is. */
     POOL__ALIGNED uint32_t threads_started;
     uint32_t parked;      /* workers parked in a wait (see the waiting section) */
+    uint32_t active;      /* the active count (see the retirement section) */
+    uint32_t retired;     /* workers retired above it now */
+    uint32_t retire_gen;  /* retired workers block on it; bumped when they may be wanted */
     uint32_t closing;     /* pool_destroy has begun: no new submissions */
     uint32_t terminating; /* workers leave once they find no work */
     uint32_t spawn_closed;
@@ -2302,6 +2714,12 @@ struct pool {
     pool__mutex spawn_lock;
     pool__mutex help_lock; /* helpers that take their own work from the injector */
     pool__monitor monitor;
+    /* Copied spawns' cells (see pool__copy_take): those not in a worker's
+       cache, and every slab, under copy_lock. */
+    pool__mutex copy_lock;
+    struct pool__copy_cell *copy_shared;
+    uint32_t copy_shared_count;
+    struct pool__copy_slab *copy_slabs;
 
     POOL__ALIGNED pool__blocking blocking;
 };
@@ -2429,8 +2847,10 @@ static void pool__monitor_retry(pool *p) {
    no thread at all, or that parks (POOL__LOCK_WAIT), tries at once. */
 #define POOL__SPAWN_RETRY_NS 1000000
 
-/* The threads p should have started: num_threads, and a spare for each
-   worker parked in a wait (see the waiting section), up to max_workers.
+/* The threads p should have started: the active count (num_threads unless
+   pool_set_active_threads lowered it), and a spare for each worker parked
+   in a wait (see the waiting section), up to max_workers. A worker whose
+   index is at or above it takes no new work (see the retirement section).
    `mo` is relaxed on the join's fast path: a stale count there costs
    parallelism for a moment, never a job, since the pusher pops its own
    work. A poster that has just made work visible reads it seq_cst: with
@@ -2439,7 +2859,7 @@ static void pool__monitor_retry(pool *p) {
    that parks at the same moment cannot both miss each other (the poster
    sees the park and starts a spare, or the parker sees the work). */
 POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
-    uint32_t want = (uint32_t)p->num_threads + POOL__LOAD(&p->parked, mo);
+    uint32_t want = POOL__LOAD(&p->active, mo) + POOL__LOAD(&p->parked, mo);
     return want < p->max_workers ? want : p->max_workers;
 }
 
@@ -2460,15 +2880,10 @@ static int pool__spawn_trylock(pool *p) {
     return pool__mutex_trylock(&p->spawn_lock);
 }
 
-/* pool__spawn's work under spawn_lock: starts one thread if p has fewer
-   than it should. */
-static uint32_t pool__spawn_locked(pool *p, pool__spare_rule spares) {
-    uint32_t started = p->threads_started, limit = (uint32_t)p->num_threads;
+/* Under spawn_lock: starts one thread if p has fewer than limit. */
+static uint32_t pool__spawn_locked_below(pool *p, uint32_t limit) {
+    uint32_t started = p->threads_started;
     pool__worker *w;
-    /* Relaxed: a park before the previous holder's unlock is seen through
-       the lock; a later one is its parker's to start, or the poster's that
-       sets spawn_again. */
-    if (spares == POOL__SPARES) limit = pool__threads_wanted(p, POOL__RELAXED);
     if (!p->spawn_closed && started < limit) {
         w = pool__worker_new(p, started);
         if (w && pool__thread_start(&w->thread, pool__worker_main, w, p->stack_size) == 0) {
@@ -2486,6 +2901,17 @@ static uint32_t pool__spawn_locked(pool *p, pool__spare_rule spares) {
         }
     }
     return started;
+}
+
+/* pool__spawn's work under spawn_lock: starts one thread if p has fewer
+   than it should. */
+static uint32_t pool__spawn_locked(pool *p, pool__spare_rule spares) {
+    /* Relaxed: a count raised later wakes or starts threads itself. A park
+       before the previous holder's unlock is seen through the lock; a later
+       one is its parker's to start, or the poster's that sets spawn_again. */
+    return pool__spawn_locked_below(p, spares == POOL__SPARES
+                                           ? pool__threads_wanted(p, POOL__RELAXED)
+                                           : POOL__LOAD(&p->active, POOL__RELAXED));
 }
 
 /* Unlocks spawn_lock, then does what posters asked for meanwhile (see
@@ -2519,8 +2945,8 @@ static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_
     /* Relaxed: a stale value only costs one extra trip to the lock. */
     started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
     /* seq_cst: see pool__threads_wanted. */
-    limit =
-        spares == POOL__SPARES ? pool__threads_wanted(p, POOL__SEQ_CST) : (uint32_t)p->num_threads;
+    limit = spares == POOL__SPARES ? pool__threads_wanted(p, POOL__SEQ_CST)
+                                   : POOL__LOAD(&p->active, POOL__RELAXED);
     if (started >= limit) return started;
     /* Relaxed: a hint; the lock below decides. While the pool has no
        thread at all every post tries: nobody else would run its work. */
@@ -2530,6 +2956,27 @@ static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_
     if (wait_for_lock == POOL__LOCK_WAIT) pool__mutex_lock(&p->spawn_lock);
     else if (!pool__spawn_trylock(p)) return started;
     return pool__spawn_unlock(p, pool__spawn_locked(p, spares));
+}
+
+/* Starts threads until worker `index` has one, for a task pinned to it,
+   whatever the count wants: a worker above it retires at once and runs its
+   pinned tasks there. 0; EAGAIN if a start failed; ECANCELED once
+   pool_destroy stopped thread starts. */
+static int pool__spawn_through(pool *p, uint32_t index) {
+    uint32_t started;
+    int err = 0;
+    /* Acquire: pairs with pool__spawn_locked_below's release; the worker's
+       slot is visible. */
+    if (POOL__LOAD(&p->threads_started, POOL__ACQUIRE) > index) return 0;
+    pool__mutex_lock(&p->spawn_lock);
+    started = p->threads_started;
+    while (started <= index && !err) {
+        uint32_t before = started;
+        if (p->spawn_closed) err = ECANCELED;
+        else if ((started = pool__spawn_locked_below(p, index + 1)) == before) err = EAGAIN;
+    }
+    pool__spawn_unlock(p, started);
+    return err;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2745,7 +3192,9 @@ static void pool__trace(pool *p, uint32_t kind, uint32_t arg) {
 /* comes last and sees the other thread's write: the poster sees the        */
 /* sleeper and wakes it, or the sleeper sees the work and does not sleep.   */
 /* Work pushed on a worker's own deque needs no such pair: its owner is     */
-/* awake, and takes the work back itself if nobody steals it.               */
+/* awake, and takes the work back itself if nobody steals it. The pool has  */
+/* two injectors, one per priority; each is one instance of the pair (the   */
+/* sleeper reads both heads after its CAS, a poster pushes to one).         */
 /* ------------------------------------------------------------------------ */
 
 #define POOL__ONE_SLEEPING ((uint64_t)1)
@@ -2787,6 +3236,20 @@ POOL__INLINE uint64_t pool__jec_post_from(pool *p, uint64_t c) {
 
 POOL__INLINE uint64_t pool__jec_post(pool *p) {
     return pool__jec_post_from(p, POOL__LOAD(&p->counters, POOL__SEQ_CST));
+}
+
+/* Whether either injector of p holds work: the sleeper's read in the
+   injected-work pair (seq_cst, in pool__injector_has_work). */
+static int pool__injected_work(pool *p) {
+    return pool__injector_has_work(&p->injector_high) || pool__injector_has_work(&p->injector);
+}
+
+static int pool__priority_valid(pool_priority priority) {
+    return priority == POOL_PRIORITY_NORMAL || priority == POOL_PRIORITY_HIGH;
+}
+
+static pool__injector *pool__injector_of(pool *p, pool_priority priority) {
+    return priority == POOL_PRIORITY_HIGH ? &p->injector_high : &p->injector;
 }
 
 /* Sleeper: make the JEC even if it is odd, and return it. seq_cst: the
@@ -2879,22 +3342,29 @@ static uint32_t pool__announce_injected(pool *p, size_t n, int queue_was_empty) 
    accepted earlier and given back (never refused). */
 typedef enum { POOL__INJECT_NEW, POOL__INJECT_ACCEPTED } pool__inject_kind;
 
-/* Injects the chain first..last of n tasks and wakes workers for them.
-   ECANCELED if the injector is closed, unless the work was accepted
-   earlier. *awake (if not NULL): whether
-   an awake worker was there to take the work, or it waits for a thread
-   to wake up or start. */
-static int pool__inject(pool *p, pool_task *first, pool_task *last, size_t n,
+/* Injects the chain first..last of n tasks into q, one of p's two
+   injectors, and wakes workers for them. ECANCELED if q is closed, unless
+   the work was accepted earlier. *awake (if not NULL): whether an awake
+   worker was there to take the work, or it waits for a thread to wake up
+   or start. */
+static int pool__inject(pool *p, pool__injector *q, pool_task *first, pool_task *last, size_t n,
                         pool__inject_kind kind, int *awake) {
     int was_empty = 0; /* given-back work: others were already looking */
     uint32_t awake_idle;
-    if (kind == POOL__INJECT_ACCEPTED) pool__injector_repush(&p->injector, first, last);
-    else if (pool__injector_push(&p->injector, first, last, &was_empty) != 0) return ECANCELED;
+    if (kind == POOL__INJECT_ACCEPTED) pool__injector_repush(q, first, last);
+    else if (pool__injector_push(q, first, last, &was_empty) != 0) return ECANCELED;
     POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
     POOL__TRACE(p, POOL__EV_INJECT, n > UINT32_MAX ? UINT32_MAX : n);
     awake_idle = pool__announce_injected(p, n, was_empty);
     if (awake) *awake = awake_idle > 0;
     return 0;
+}
+
+/* Gives the chain first..last of n tasks, accepted earlier, to the pool:
+   into the injector, where any worker's main loop finds them. */
+static void pool__hand_off(pool *p, pool_task *first, pool_task *last, size_t n) {
+    last->pool__next = NULL;
+    pool__inject(p, &p->injector, first, last, n, POOL__INJECT_ACCEPTED, NULL);
 }
 
 /* Injected tasks were moved onto w's own deque. They were promised the
@@ -2968,7 +3438,7 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
        what the waker published arrives through pool__core_latch_reset. */
     POOL__CHAOS();
     s = POOL__CORE_SLEEPY;
-    if (pool__injector_has_work(&p->injector) || POOL__LOAD(&p->terminating, POOL__ACQUIRE) ||
+    if (pool__injected_work(p) || POOL__LOAD(&p->terminating, POOL__ACQUIRE) ||
         !POOL__CAS(&w->core_latch, &s, POOL__CORE_SLEEPING, POOL__RELAXED, POOL__RELAXED)) {
         /* Still SLEEPY, so no waker un-counted us: do it ourselves. */
         pool__sub_sleeping(p);
@@ -3340,14 +3810,132 @@ POOL__INLINE void pool__hold_done(pool__worker *w, pool_scope *s) {
     w->held_count++;
 }
 
+/* Copied spawns (pool_scope_spawn_copy): a task whose argument block the
+   pool copies into a cell of its own, so that the spawner needs neither a
+   task struct nor storage that outlives it. Cells come in slabs, allocated
+   when none is free and kept until pool_destroy; a worker (or a slot's
+   holder) keeps a cache of free cells that only it touches, so a spawn
+   and a run on a worker take no lock and allocate nothing once the slabs
+   exist. A cell is freed where its task ran: into that thread's cache if
+   it is p's worker, else into the pool's shared list. Cells drift from
+   spawners to runners, so a cache grown past two slabs' worth hands one
+   slab's worth to the shared list, and an empty cache refills from it
+   before it allocates. */
+#define POOL__COPY_SLAB 64 /* cells per slab, and per hand-over */
+
+typedef struct pool__copy_cell {
+    pool_task task; /* first: a task's address is its cell's */
+    pool_fn fn;
+    pool *home;
+    struct pool__copy_cell *next_free;
+    union { /* the copy of the argument block, aligned for any type */
+        unsigned char bytes[POOL_SPAWN_COPY_MAX];
+        long double align_ld;
+        long long align_ll;
+        void *align_ptr;
+    } arg;
+} pool__copy_cell;
+
+typedef struct pool__copy_slab {
+    struct pool__copy_slab *next;
+    pool__copy_cell cells[POOL__COPY_SLAB];
+} pool__copy_slab;
+
+/* Moves up to `max` cells from *from (counted by *from_count) onto *to. */
+static void pool__copy_move(pool__copy_cell **from, uint32_t *from_count, pool__copy_cell **to,
+                            uint32_t *to_count, uint32_t max) {
+    while (*from && max--) {
+        pool__copy_cell *c = *from;
+        *from = c->next_free;
+        c->next_free = *to;
+        *to = c;
+        --*from_count, ++*to_count;
+    }
+}
+
+/* Under copy_lock: one slab's worth of cells from the shared list, or a
+   new slab; NULL if none is free and the slab cannot be allocated. */
+static pool__copy_cell *pool__copy_refill_locked(pool *p, uint32_t *count) {
+    pool__copy_cell *got = NULL;
+    pool__copy_slab *slab;
+    uint32_t i;
+    *count = 0;
+    if (p->copy_shared) {
+        pool__copy_move(&p->copy_shared, &p->copy_shared_count, &got, count, POOL__COPY_SLAB);
+        return got;
+    }
+    if (!(slab = (pool__copy_slab *)pool__alloc(sizeof *slab, p->user))) return NULL;
+    slab->next = p->copy_slabs;
+    p->copy_slabs = slab;
+    for (i = 0; i < POOL__COPY_SLAB; i++) {
+        slab->cells[i].home = p;
+        slab->cells[i].next_free = got;
+        got = &slab->cells[i];
+    }
+    *count = POOL__COPY_SLAB;
+    return got;
+}
+
+/* A free cell of p for the calling thread (w: p's worker or slot it runs
+   on, or NULL), or NULL when out of memory. */
+static pool__copy_cell *pool__copy_take(pool *p, pool__worker *w) {
+    pool__copy_cell *c;
+    if (w && !w->copy_free) {
+        pool__mutex_lock(&p->copy_lock);
+        w->copy_free = pool__copy_refill_locked(p, &w->copy_free_count);
+        pool__mutex_unlock(&p->copy_lock);
+    }
+    if (w) {
+        if ((c = w->copy_free) != NULL) w->copy_free = c->next_free, w->copy_free_count--;
+        return c;
+    }
+    pool__mutex_lock(&p->copy_lock);
+    if (!p->copy_shared) p->copy_shared = pool__copy_refill_locked(p, &p->copy_shared_count);
+    if ((c = p->copy_shared) != NULL) p->copy_shared = c->next_free, p->copy_shared_count--;
+    pool__mutex_unlock(&p->copy_lock);
+    return c;
+}
+
+/* Frees cell c on the thread its task ran or was skipped on. */
+static void pool__copy_give(pool__copy_cell *c) {
+    pool *p = c->home;
+    pool__worker *w = pool__current;
+    if (w && w->home == p) {
+        c->next_free = w->copy_free;
+        w->copy_free = c;
+        if (++w->copy_free_count <= 2 * POOL__COPY_SLAB) return;
+        pool__mutex_lock(&p->copy_lock);
+        pool__copy_move(&w->copy_free, &w->copy_free_count, &p->copy_shared, &p->copy_shared_count,
+                        POOL__COPY_SLAB);
+        pool__mutex_unlock(&p->copy_lock);
+        return;
+    }
+    pool__mutex_lock(&p->copy_lock);
+    c->next_free = p->copy_shared;
+    p->copy_shared = c;
+    p->copy_shared_count++;
+    pool__mutex_unlock(&p->copy_lock);
+}
+
+/* The run of a copied spawn: the user's function on the copy, then the
+   cell goes back (the task is the pool's: nothing reads it after run). */
+static void pool__copy_run(pool_task *t) {
+    pool__copy_cell *c = (pool__copy_cell *)(void *)t;
+    c->fn(c->arg.bytes);
+    pool__copy_give(c);
+}
+
 /* Task t of s, taken from a queue while s is cancelled, is not run: s's
-   on_cancel is called instead, and t counts as done (held by a worker,
+   on_cancel is called instead (a copied spawn's cell is freed: the task
+   is none of the user's), and t counts as done (held by a worker,
    see above). Relaxed on_cancel: set before the spawn, it is published
    with t by the queue. */
 POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
     void (*on_cancel)(pool_task *) = POOL__LOAD(&s->pool__on_cancel, POOL__RELAXED);
     if (w) pool__held_flush_unless(w, s); /* on_cancel is no task of the scope held */
-    if (on_cancel) on_cancel(t);
+    if (t->run == pool__copy_run)
+        pool__copy_give((pool__copy_cell *)(void *)t); /* not the user's */
+    else if (on_cancel) on_cancel(t);
     if (!w) {
         pool__scope_task_done(s);
         return;
@@ -3537,7 +4125,10 @@ static int pool__any_busy(pool *p) {
     uint32_t parked = POOL__LOAD(&p->parked, POOL__SEQ_CST);
     /* Acquire: pairs with pool__spawn's release. */
     uint32_t started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
-    return started > pool__inactive_of(c) + parked;
+    /* Retired workers are not busy either; one counted in none of the
+       three for a moment (see pool__retire) only costs one beat more. */
+    uint32_t retired = POOL__LOAD(&p->retired, POOL__SEQ_CST);
+    return started > pool__inactive_of(c) + parked + retired;
 }
 
 static void pool__heartbeat(pool *p) { pool__want_promotions_of(p, NULL); }
@@ -3858,7 +4449,7 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    pool__split_injected). */
 #define POOL__TAKE_CHUNK 256
 
-/* Gives `rest`, a chain taken from p's injector, back to it; returns how
+/* Gives `rest`, a chain taken from q, one of p's injectors, back to it; returns how
    many sleepers to wake for it (as many as it has tasks, up to the pool's
    thread count), for the caller to announce. It goes back with one CAS
    into an empty injector, which needs no walk to its last task. If posts
@@ -3870,16 +4461,16 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    worker that fell asleep while they were held here. Given back, not
    posted: the pool's count of injected tasks, which counts posts, stays as
    it is (the worker that takes them counts). */
-static uint32_t pool__give_back_injected(pool *p, pool_task *rest) {
+static uint32_t pool__give_back_injected(pool *p, pool__injector *q, pool_task *rest) {
     pool_task *t;
     uint32_t n = 0;
     /* Counted before it is given back: from then on another worker may
        take it, cut it and run it. */
     for (t = rest; t && n < (uint32_t)p->num_threads; t = t->pool__next) n++;
-    while (!pool__injector_give_back_if_empty(&p->injector, rest)) {
+    while (!pool__injector_give_back_if_empty(q, rest)) {
         /* Posted meanwhile: taken over and put in front, a walk over what
            was posted since the take only, never over the rest again. */
-        pool_task *posted = pool__injector_take_all(&p->injector);
+        pool_task *posted = pool__injector_take_all(q);
         if (!posted) continue;
         for (t = posted; t->pool__next; t = t->pool__next) continue;
         t->pool__next = rest;
@@ -3906,7 +4497,7 @@ static void pool__split_injected(pool__worker *w, pool_task *first, uint32_t chu
     }
     if (!(rest = keep_last->pool__next)) return;
     keep_last->pool__next = NULL;
-    pool__announce_injected(p, pool__give_back_injected(p, rest), 0);
+    pool__announce_injected(p, pool__give_back_injected(p, &p->injector, rest), 0);
 }
 
 /* Takes everything injected so far, keeps the first task to run and moves
@@ -3968,11 +4559,94 @@ static uint32_t pool__fair_chunk(pool__worker *w) {
     return pool__deque_len(&w->deque) >= POOL__FAIR_DEEP ? POOL__FAIR_TAKE : POOL__TAKE_CHUNK;
 }
 
-/* *more: the task came from a deque that still has work. */
+/* Takes one high-priority task: every free worker takes one, and none is
+   moved onto a deque, where it would wait behind its holder's task. A pop
+   under help_lock, which every remover of the high injector holds (the
+   waiters' pool__take_own too): the stack is never taken whole and put
+   back by one while another looks, so a waiter that looks under the lock
+   before it parks sees every task of its own that is queued there. A
+   relaxed look first: this runs at every search. */
+static pool_task *pool__take_high(pool__worker *w) {
+    pool *p = w->home;
+    pool_task *t;
+    if (!pool__injector_seen_work(&p->injector_high)) return NULL;
+    pool__mutex_lock(&p->help_lock);
+    t = pool__injector_pop_locked(&p->injector_high);
+    pool__mutex_unlock(&p->help_lock);
+    if (t) POOL__COUNT(w->stats.jobs_injected, 1);
+    return t;
+}
+
+/* Pinned tasks (pool_submit_pinned). Each worker has a stack of its own
+   that any thread pushes to and only the worker takes from, all at once,
+   into pinned_next (oldest first), from which it runs them one per search.
+   A search looks at it with the high-priority injector, the two taking
+   turns (pool__take_urgent), so pinned tasks share the high tasks'
+   starvation rule; a wait never looks (see PINNED TASKS). No pinned task
+   is left behind while its worker sleeps, is retired or exits:
+     - asleep: the poster pushes, then sets the worker's CoreLatch
+       (pool__notify_worker, a release). The latch's order of modifications
+       settles it: a SET before the worker's UNSET -> SLEEPY or SLEEPY ->
+       SLEEPING makes that CAS fail, and the reset after it (an acquire)
+       shows the worker the push before its next search; a SET after it
+       wakes the worker (and un-counts it, as any waker does). Only
+       pool__sleep consumes a SET, so none is lost to another reset, and
+       the sleeper's last look needs no read of the stack.
+     - retired: a store-load pair, as for parks (see "Retirement"):
+         poster:  push (seq_cst CAS);     read retired (seq_cst), bump if any
+         retirer: retired += 1 (seq_cst); read retire_gen; read the stack (seq_cst)
+       and the retired worker runs what it finds (pool__retire).
+     - exiting: pool_destroy closes every started worker's stack before it
+       sets terminating, so a push fails (ECANCELED) or comes before the
+       close; a worker that sees terminating (an acquire) sees the close,
+       so every push before it, and runs them before it leaves. */
+
+/* Whether tasks pinned to w wait. `mo`: relaxed for a worker that has
+   synchronised already, seq_cst for the retirer's read above. */
+static int pool__pinned_waiting(pool__worker *w, int mo) {
+    return w->pinned_next || (POOL__LOAD(&w->pinned.head, mo) & ~POOL__INJECTOR_CLOSED) != 0;
+}
+
+/* The oldest task pinned to w, or NULL. A relaxed look first: this runs at
+   every search. */
+static pool_task *pool__take_pinned(pool__worker *w) {
+    pool_task *t = w->pinned_next;
+    if (!t) {
+        if (!pool__injector_seen_work(&w->pinned)) return NULL;
+        if (!(t = pool__oldest_first(pool__injector_take_all(&w->pinned)))) return NULL;
+    }
+    w->pinned_next = t->pool__next;
+    t->pool__next = NULL;
+    return t;
+}
+
+/* A high-priority task or a task pinned to w, the two kinds taking turns
+   by the streak's parity, so that neither starves the other. */
+static pool_task *pool__take_urgent(pool__worker *w) {
+    pool_task *t;
+    if (w->high_streak & 1) return (t = pool__take_pinned(w)) != NULL ? t : pool__take_high(w);
+    return (t = pool__take_high(w)) != NULL ? t : pool__take_pinned(w);
+}
+
+/* Where a search looks, in order. High-priority tasks first, before the
+   worker's own deque: a high task posted while every worker is busy
+   starts when the first of them ends its task. Normal work is never
+   starved: after POOL__FAIR_TICKS high tasks in a row a worker takes one
+   search's worth of other work first (the fairness tick's rule, for the
+   same reason), and takes a high task after that only if it found none.
+   Tasks pinned to w take turns with the high ones, under the same rule.
+   *more: the task came from a deque that still has work. */
 static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
     pool_task *t = NULL;
     *moved = 0;
     *more = 0;
+    if (w->high_streak < POOL__FAIR_TICKS && (t = pool__take_urgent(w)) != NULL) {
+        w->high_streak++;
+        return t;
+    }
+    w->high_streak = 0;
+    /* Only normal searches tick: ticking on high ones too, the search after
+       a streak would always be the injector's, and the deque's work wait. */
     if (++w->ticks == POOL__FAIR_TICKS) {
         w->ticks = 0;
         t = pool__take_injected(w, moved, pool__fair_chunk(w));
@@ -3980,6 +4654,7 @@ static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
     if (!t) t = pool__deque_pop(&w->deque);
     if (!t) t = pool__steal_work(w, more);
     if (!t) t = pool__take_injected(w, moved, POOL__TAKE_CHUNK);
+    if (!t) t = pool__take_urgent(w); /* passed over above for fairness */
     return t;
 }
 
@@ -3988,7 +4663,7 @@ static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
 static int pool__work_visible(pool *p) {
     uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i; /* pairs with pool__spawn */
     uint32_t slots = pool__slots_in_use(p);
-    if (pool__injector_has_work(&p->injector)) return 1;
+    if (pool__injected_work(p)) return 1;
     for (i = 0; i < n; i++)
         if (pool__deque_len(&p->workers[i]->deque) > 0) return 1;
     for (i = 0; slots >> i; i++)
@@ -4017,6 +4692,119 @@ static void pool__leave_idle(pool__worker *w, int more) {
     pool__heartbeat_resume(p);
 }
 
+/* Retirement: a changeable active count.
+   pool_set_active_threads changes p->active. A worker takes new work only
+   while its index is below pool__threads_wanted, the active count plus a
+   stand-in for each worker parked in a wait: with a lowered count the
+   workers above it stop, and a park still gets a stand-in. Every search
+   of the main loop looks (two relaxed loads, on the line a join's push
+   reads anyway); a worker above the count finishes the task it runs first
+   (its waits run their own work as always), then retires:
+     - it counts its held counts done and hands its deque to the injector,
+       so that no task is left where nobody looks;
+     - it stops counting as an idle searcher, and passes on a wake-up it
+       may have been counted on for (pool__leave_idle's rule);
+     - it blocks on retire_gen until the count it is above rises. It never
+       counts as a sleeper, so no poster's wake-up goes to it.
+   Whoever raises the count wakes every retired worker, and each looks
+   again: pool_set_active_threads, pool_destroy (once it has set
+   terminating: then they leave), and a worker that parks while workers
+   are retired. Spares are workers too: one whose park has ended retires,
+   and a later park wakes it. Two known slacks: a worker above a lowered
+   count that parks in a wait still gets a stand-in while it is parked,
+   and a sleeper that fell asleep just as the count was lowered stays
+   counted asleep until a wake-up reaches it (it then retires and passes
+   the wake-up on). For the last one a
+   store-load pair rules out a retirement missed at the moment of a park:
+       retirer: retired += 1 (seq_cst); read retire_gen; read parked (seq_cst)
+       parker:  parked += 1 (seq_cst);  read retired (seq_cst), bump if any
+   One of the two reads of parked and retired comes last in the total
+   order and sees the other's write: the retirer sees the park and does not
+   block, or the parker sees the retirer and bumps retire_gen after the
+   retirer read it (its futex wait then returns at once, or is woken), or
+   before, and then the retirer's acquire read of the bump shows it the
+   park. pool_set_active_threads needs no pair: it always bumps. */
+
+/* Whether w, a worker of the main loop, is above the count it may work
+   under. */
+POOL__INLINE int pool__above_count(pool__worker *w, int mo) {
+    return (uint32_t)w->index >= pool__threads_wanted(w->home, mo);
+}
+
+/* Lets every retired worker look at the count again. Release: a retired
+   worker that reads the new generation (acquire) sees the count that made
+   it. */
+static void pool__wake_retired(pool *p) {
+    POOL__FETCH_ADD(&p->retire_gen, 1, POOL__RELEASE);
+    pool__wake_all(&p->retire_gen);
+}
+
+/* Gives everything on w's deque to the pool's injector. */
+static void pool__give_away_deque(pool__worker *w) {
+    pool_task *t, *first = NULL, *last = NULL;
+    size_t n = 0;
+    while ((t = pool__deque_pop(&w->deque)) != NULL) {
+        if (last) last->pool__next = t;
+        else first = t;
+        last = t;
+        n++;
+    }
+    if (first) pool__hand_off(w->home, first, last, n);
+}
+
+/* Hands on what w, retired or about to be, holds for others: its held
+   counts and its deque. */
+static void pool__retire_hand_off(pool__worker *w) {
+    if (w->held_count) pool__held_flush(w);
+    pool__give_away_deque(w);
+}
+
+/* A retired w runs the tasks pinned to it (nobody else can), one batch as
+   taken from the stack, and hands on what they left: then it looks at the
+   count again, so that a task that pins itself anew cannot keep it, and
+   a task submitted onto its deque waits for no more than a batch. */
+static void pool__retired_run_pinned(pool__worker *w) {
+    pool *p = w->home;
+    POOL__TRACE(p, POOL__EV_SLEEP_END, 0);
+    do {
+        pool_task *t = pool__take_pinned(w);
+        if (t) pool__execute(w, t, 1);
+    } while (w->pinned_next);
+    pool__retire_hand_off(w);
+    POOL__TRACE(p, POOL__EV_SLEEP_BEGIN, 0);
+}
+
+/* w is above the count: see "Retirement". Returns with w counted as an
+   idle searcher again, once the count wants it. */
+static void pool__retire(pool__worker *w, int *idle_now, pool__idle *idle) {
+    pool *p = w->home;
+    pool__retire_hand_off(w);
+    if (idle->spin_from) pool__spin_end(w, idle, pool__now_ns());
+    if (*idle_now) pool__leave_idle(w, 0);
+    *idle_now = 0;
+    POOL__FETCH_ADD(&p->retired, 1, POOL__SEQ_CST); /* the retirer's write in the pair */
+    /* A sleep in the stats as in the trace: a spare that retires without
+       ever sleeping otherwise shows a sleep in one and none in the other. */
+    POOL__COUNT(w->stats.sleeps, 1);
+    POOL__TRACE(p, POOL__EV_SLEEP_BEGIN, 0);
+    for (;;) {
+        uint32_t gen = POOL__LOAD(&p->retire_gen, POOL__ACQUIRE); /* pairs with the bump */
+        if (!pool__above_count(w, POOL__SEQ_CST)) break;          /* the retirer's read */
+        if (POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;    /* bumped after it is set */
+        if (pool__pinned_waiting(w, POOL__SEQ_CST)) { /* the retirer's read in the pinned pair */
+            pool__retired_run_pinned(w);
+            continue;
+        }
+        pool__wait(&p->retire_gen, gen);
+    }
+    POOL__TRACE(p, POOL__EV_SLEEP_END, 0);
+    POOL__FETCH_SUB(&p->retired, 1, POOL__RELAXED); /* a count for stats and parkers' hint */
+    /* A searcher again, as a new worker is (see pool__worker_loop). */
+    POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELEASE);
+    *idle_now = 1;
+    idle->rounds = 0;
+}
+
 /* The main loop of a worker: runs any work it finds until the pool
    terminates and no work is left. Idle rounds follow the progressive sleep
    of the sleep section. */
@@ -4033,7 +4821,12 @@ static void pool__worker_loop(pool__worker *w) {
     /* Relaxed: a hint for the spawn throttle (see pool__spawn_runs_inline). */
     POOL__FETCH_ADD(&p->threads_looping, 1, POOL__RELAXED);
     for (;;) {
-        pool_task *t = pool__find_work(w, &moved, &more);
+        pool_task *t;
+        if (pool__above_count(w, POOL__RELAXED) && !POOL__LOAD(&p->terminating, POOL__RELAXED)) {
+            pool__retire(w, &idle_now, &idle);
+            continue;
+        }
+        t = pool__find_work(w, &moved, &more);
         if (t) {
             if (idle_now) {
                 pool__leave_idle(w, more);
@@ -4046,7 +4839,12 @@ static void pool__worker_loop(pool__worker *w) {
             continue;
         }
         if (w->held_count) pool__held_flush(w); /* before it idles (see pool__hold_done) */
-        if (POOL__LOAD(&p->terminating, POOL__ACQUIRE)) break;
+        /* Acquire: pairs with pool_destroy's release; its pinned tasks are
+           visible then (see "Pinned tasks"), and run before it leaves. */
+        if (POOL__LOAD(&p->terminating, POOL__ACQUIRE)) {
+            if (!pool__pinned_waiting(w, POOL__RELAXED)) break;
+            continue;
+        }
         if (!idle_now) {
             POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
             idle_now = 1;
@@ -4166,8 +4964,8 @@ static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
 /* Starting it only for queued work means a wait that nothing else needs    */
 /* costs no thread. A thread started beyond num_threads is a spare: a       */
 /* worker like any other, with an index of its own above num_threads, that  */
-/* sleeps when idle and stays, so that a later park finds the capacity      */
-/* asleep instead of starting a thread. There are at most                   */
+/* stops (retires) when the park ends and stays, so that a later park finds */
+/* the capacity waiting instead of starting a thread. There are at most     */
 /* max_spare_threads; a failed start is retried by the monitor thread. With */
 /* every spare in use, a parked worker's CPU stays unused until it resumes  */
 /* (pools calling into each other in cycles nested deeper than that could   */
@@ -4227,13 +5025,6 @@ POOL__INLINE void pool__wait_enter(pool__worker *w, pool *p) {
 POOL__INLINE void pool__wait_leave(pool__worker *w) {
     if (w) --w->wait_depth;
     else --pool__outside_wait_depth;
-}
-
-/* Gives the chain first..last of n tasks, accepted earlier, to the pool:
-   into the injector, where any worker's main loop finds them. */
-static void pool__hand_off(pool *p, pool_task *first, pool_task *last, size_t n) {
-    last->pool__next = NULL;
-    pool__inject(p, first, last, n, POOL__INJECT_ACCEPTED, NULL);
 }
 
 /* From w's own deque, for a waiter: the newest task if it is a task of the
@@ -4360,6 +5151,9 @@ static void pool__park_begin(pool__worker *w) {
        injector load in pool__work_visible is the other. A slot's holder is
        no CPU of the pool's: nobody stands in for it. */
     if (!slot) POOL__FETCH_ADD(&p->parked, 1, POOL__SEQ_CST);
+    /* The parker's read in the retirement pair: a retired worker may now
+       be the stand-in. */
+    if (!slot && POOL__LOAD(&p->retired, POOL__SEQ_CST)) pool__wake_retired(p);
     POOL__STORE(&w->stats.waits_parked, w->stats.waits_parked + 1, POOL__RELAXED); /* a statistic */
     if (left > 0) pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left, POOL__LOCK_WAIT);
     else if (!slot && pool__work_visible(p))
@@ -4385,18 +5179,18 @@ static void pool__park(pool__worker *w, pool__latch *done) {
     if (w) pool__park_end(w);
 }
 
-/* Takes from p's injector the first task that is wt's own (the job it
-   waits for, a task of its scope; with wt NULL, the first of all) and
-   gives the rest back. Under help_lock, so that a helper never finds the
-   injector empty while another one sorts it. The rest is announced as a
-   post is: a worker that found the injector empty meanwhile may be
+/* Takes from q, one of p's injectors, the first task that is wt's own (the
+   job it waits for, a task of its scope; with wt NULL, the first of all)
+   and gives the rest back. Under help_lock, so that a helper never finds
+   the injector empty while another one sorts it. The rest is announced as
+   a post is: a worker that found the injector empty meanwhile may be
    falling asleep, and the helper, a waiter or an external slot's holder
    that leaves the pool next, may never look at the injector again. */
-static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
+static pool_task *pool__take_own_from(pool *p, pool__injector *q, const pool__awaited *wt) {
     pool_task *all, *t, **link, *mine = NULL;
     uint32_t n = 0;
     pool__mutex_lock(&p->help_lock);
-    all = pool__injector_take_all(&p->injector);
+    all = pool__injector_take_all(q);
     for (link = &all; (t = *link) != NULL; link = &t->pool__next) {
         if (!wt || t == wt->own || (wt->scope && pool__scope_of(t) == wt->scope)) {
             *link = t->pool__next;
@@ -4404,10 +5198,17 @@ static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
             break;
         }
     }
-    if (all) n = pool__give_back_injected(p, all); /* no walk over a long rest */
+    if (all) n = pool__give_back_injected(p, q, all); /* no walk over a long rest */
     pool__mutex_unlock(&p->help_lock);
     if (n) pool__announce_injected(p, n, 0);
     return mine;
+}
+
+/* pool__take_own_from, high priority first; a join or a call is never a
+   high task, so only a scope's waiter and the drain (wt NULL) look there. */
+static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
+    pool_task *t = !wt || wt->scope ? pool__take_own_from(p, &p->injector_high, wt) : NULL;
+    return t ? t : pool__take_own_from(p, &p->injector, wt);
 }
 
 /* w found nothing of its own for wt: asks the thief of its join half to
@@ -4433,8 +5234,13 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
         int new_run;
         pool_task *t = pool__own_work(w, wt, &new_run);
         if (!t && (t = pool__leapfrog(w, wt)) != NULL) new_run = 1;
-        if (!t && rounds == POOL__WAIT_ROUNDS && (wt->scope || wt->own) &&
-            pool__injector_has_work(&wt->runner->injector))
+        /* A scope's high tasks never reach a deque: looked for every round
+           (a relaxed look first), not only before it parks. */
+        if (!t && wt->scope && pool__injector_seen_work(&wt->runner->injector_high))
+            t = pool__take_own_from(wt->runner, &wt->runner->injector_high, wt);
+        /* Under help_lock, with no look before it: another remover may have
+           the high stack out for a moment, but only under the lock. */
+        if (!t && rounds == POOL__WAIT_ROUNDS && (wt->scope || wt->own))
             t = pool__take_own(wt->runner, wt);
         if (t) {
             pool__execute(w, t, new_run);
@@ -5107,6 +5913,11 @@ static unsigned pool__default_spin_us(void) {
 static void pool__free_pool(pool *p) {
     void *user = p->user;
     uint32_t k;
+    while (p->copy_slabs) {
+        struct pool__copy_slab *next = p->copy_slabs->next;
+        pool__free(p->copy_slabs, user);
+        p->copy_slabs = next;
+    }
     for (k = 0; p->workers && k < p->num_slots; k++)
         if (pool__slot(p, k)) pool__worker_free(p, pool__slot(p, k));
 #ifdef POOL_TRACE
@@ -5137,7 +5948,10 @@ static int pool__sync_init(pool *p) {
     if (pool__mutex_init(&p->help_lock) != 0) goto no_help_lock;
     if (pool__mutex_init(&p->monitor.lock) != 0) goto no_monitor_lock;
     if (pool__cond_init(&p->monitor.wake) != 0) goto no_monitor_wake;
+    if (pool__mutex_init(&p->copy_lock) != 0) goto no_copy_lock;
     return 0;
+no_copy_lock:
+    pool__cond_destroy(&p->monitor.wake);
 no_monitor_wake:
     pool__mutex_destroy(&p->monitor.lock);
 no_monitor_lock:
@@ -5148,6 +5962,7 @@ no_help_lock:
 }
 
 static void pool__sync_free(pool *p) {
+    pool__mutex_destroy(&p->copy_lock);
     pool__cond_destroy(&p->monitor.wake);
     pool__mutex_destroy(&p->monitor.lock);
     pool__mutex_destroy(&p->help_lock);
@@ -5156,7 +5971,7 @@ static void pool__sync_free(pool *p) {
 
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     static const pool_config defaults = {0,    0, NULL, NULL, NULL, NULL, 0, 0,
-                                         NULL, 0, 0,    0,    0,    0,    0};
+                                         NULL, 0, 0,    0,    0,    0,    0, 0};
     pool__cpu_set allowed;
     pool *p;
     size_t n, spares;
@@ -5169,7 +5984,8 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
         (cfg->heartbeat_us > POOL__MAX_HEARTBEAT_US && cfg->heartbeat_us != POOL_HEARTBEAT_OFF) ||
         (cfg->spawn_throttle > 65535 && cfg->spawn_throttle != POOL_SPAWN_THROTTLE_OFF) ||
         cfg->external_slots < POOL_EXTERNAL_SLOTS_NONE || cfg->external_slots > POOL__MAX_SLOTS ||
-        !pool__stack_size_ok(cfg->stack_size) || pool__check_cpus(cfg) != 0)
+        cfg->active_threads < 0 || !pool__stack_size_ok(cfg->stack_size) ||
+        pool__check_cpus(cfg) != 0)
         return EINVAL;
     pool__call_once(&pool__atfork_once, pool__atfork_register);
     /* The CPUs of the calling thread, unless it is a worker, which may be
@@ -5177,6 +5993,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     if (pool__current) allowed = pool__current->home->allowed;
     else pool__cpu_set_get(&allowed);
     n = (size_t)(cfg->num_threads ? cfg->num_threads : pool__default_num_threads(&allowed));
+    if ((size_t)cfg->active_threads > n) return EINVAL;
     /* The sleep counters count every thread in 16 bits. */
     spares = (size_t)(cfg->max_spare_threads ? cfg->max_spare_threads : POOL__DEFAULT_MAX_SPARES);
     if (n + spares > 65535) spares = 65535 - n;
@@ -5187,6 +6004,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     p->user = cfg->user;
     p->fork_generation = POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
     p->num_threads = (int)n;
+    p->active = cfg->active_threads ? (uint32_t)cfg->active_threads : (uint32_t)n;
     p->spin_ns = (uint64_t)(cfg->spin_us ? cfg->spin_us : pool__default_spin_us()) * 1000;
     /* A busy worker keeps at least one task queued for each other thread. */
     p->spawn_throttle = cfg->spawn_throttle               ? cfg->spawn_throttle
@@ -5249,6 +6067,7 @@ static int pool__destroy(pool *p, pool__destroy_mode mode) {
     /* Calls under way in external slots finish first, helped by the
        workers; later calls are injected, and refused with the injector. */
     pool__slots_close(p);
+    pool__injector_close(&p->injector_high);
     pool__injector_close(&p->injector);
     /* Blocking tasks first: the workers keep running while they finish,
        so a task that waits for one, or that one waits for, completes. */
@@ -5258,8 +6077,12 @@ static int pool__destroy(pool *p, pool__destroy_mode mode) {
     started = p->threads_started;
     pool__mutex_unlock(&p->spawn_lock);
     pool__monitor_stop(p);
-    /* Release: a worker that sees it also sees the closed injector. */
+    /* Pinned tasks run only on their worker: accepted ones come before the
+       close, which the worker sees before it leaves (see "Pinned tasks"). */
+    for (i = 0; i < started; i++) pool__injector_close(&p->workers[i]->pinned);
+    /* Release: a worker that sees it also sees the closed injectors. */
     POOL__STORE(&p->terminating, 1, POOL__RELEASE);
+    pool__wake_retired(p); /* retired workers leave too (see "Retirement") */
     for (i = 0; i < started; i++) pool__notify_worker(p->workers[i]);
     for (i = 0; i < started; i++) pool__thread_join(p->workers[i]->thread);
     /* Work injected after the last worker's last look, or while no thread
@@ -5323,7 +6146,7 @@ static void pool__call_remote(pool *p, pool_fn fn, void *arg, int on_worker) {
         pool__run_in_slot(p, slot, &job);
         return;
     }
-    if (pool__inject(p, &job.task, &job.task, 1, POOL__INJECT_NEW, &awake) != 0) {
+    if (pool__inject(p, &p->injector, &job.task, &job.task, 1, POOL__INJECT_NEW, &awake) != 0) {
         /* p is being destroyed: its workers may be gone. */
         fn(arg);
         return;
@@ -5446,6 +6269,32 @@ POOL__IMPL void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_ar
     }
 }
 
+/* join_n: halves the array by joins down to single entries. */
+typedef struct pool__fork_span {
+    pool *p;
+    const pool_fork *forks;
+    size_t n;
+} pool__fork_span;
+
+static void pool__fork_span_run(void *arg) {
+    const pool__fork_span *span = (const pool__fork_span *)arg;
+    pool__fork_span left = *span, right = *span;
+    if (span->n == 1) {
+        if (span->forks->fn) span->forks->fn(span->forks->arg);
+        return;
+    }
+    left.n = span->n / 2;
+    right.forks += left.n, right.n -= left.n;
+    pool_join(span->p, pool__fork_span_run, &left, pool__fork_span_run, &right);
+}
+
+POOL__IMPL void pool_join_n(pool *p, const pool_fork *forks, size_t n) {
+    pool__fork_span all;
+    if (!forks || !n) return;
+    all.p = p, all.forks = forks, all.n = n;
+    pool__fork_span_run(&all);
+}
+
 POOL__IMPL void pool_call(pool *p, pool_fn fn, void *arg) {
     if (!fn) return;
     p = pool__resolve(p);
@@ -5542,15 +6391,21 @@ POOL__IMPL void pool_parallel_for(pool *p, size_t begin, size_t end, size_t grai
 /* Public API: scopes                                          >>api-scopes */
 /* ------------------------------------------------------------------------ */
 
-/* Posts one task that the caller has already validated: onto the caller's
-   deque if it is a worker of p, else into the injector. */
-static int pool__post(pool *p, pool_task *t) {
-    pool__worker *w = pool__worker_of(p);
+/* Posts one task that the caller has already validated: a normal one onto
+   the caller's deque if it is a worker of p, else into the injector; a
+   high-priority one into the high injector, where every worker looks
+   first. */
+static int pool__post(pool *p, pool_task *t, pool_priority priority) {
+    pool__worker *w = priority == POOL_PRIORITY_NORMAL ? pool__worker_of(p) : NULL;
     if (w && pool__deque_push(&w->deque, t) == 0) {
         pool__new_local_jobs(w, 1);
         return 0;
     }
-    return pool__inject(p, t, t, 1, POOL__INJECT_NEW, NULL);
+    /* From p's own worker, a high task goes to the injector even after
+       pool_destroy closed it: a spawn of p's own tasks is accepted while
+       they run, and destroy drains the injectors after its workers end. */
+    return pool__inject(p, pool__injector_of(p, priority), t, t, 1,
+                        pool__worker_of(p) ? POOL__INJECT_ACCEPTED : POOL__INJECT_NEW, NULL);
 }
 
 POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
@@ -5567,10 +6422,30 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     s->pool__origin_run = w ? w->run_current : 0;
 }
 
-POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
+/* A spawn into s, which has a pool that is not inherited and is not
+   cancelled, of a task not queued yet: counted, then run at once by the
+   throttle or posted. */
+static int pool__scope_spawn_checked(pool_scope *s, pool_task *t, pool_priority priority) {
     pool__worker *w;
     int rc;
-    if (!s || !t || !t->run) return EINVAL;
+    pool__scope_count_spawns(s, 1);
+    /* Only a worker of s's pool: the origin may be another pool's worker.
+       The throttle bounds the deque, which a high-priority task skips. */
+    if (priority == POOL_PRIORITY_NORMAL && (w = pool__worker_of(s->pool__pool)) != NULL &&
+        pool__spawn_runs_inline(w, s)) {
+        pool__execute_inline(w, t, s);
+        return 0;
+    }
+    rc = pool__post(s->pool__pool, t, priority);
+    if (rc) { /* as if the task had run: it may be the last one a wait waits for */
+        pool__unmark_queued(t);
+        pool__scope_task_done(s);
+    }
+    return rc;
+}
+
+POOL__IMPL int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_priority priority) {
+    if (!s || !t || !t->run || !pool__priority_valid(priority)) return EINVAL;
     if (s->pool__pool && pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__scope_cancelled_now(s, POOL__RELAXED)) return ECANCELED; /* see the cancellation */
     if (!s->pool__pool) { /* no pool could be created: run it here */
@@ -5579,18 +6454,57 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
         return 0;
     }
     if (pool__mark_queued(t, s) != 0) return EBUSY;
-    pool__scope_count_spawns(s, 1);
-    /* Only a worker of s's pool: the origin may be another pool's worker. */
-    if ((w = pool__worker_of(s->pool__pool)) != NULL && pool__spawn_runs_inline(w, s)) {
-        pool__execute_inline(w, t, s);
+    return pool__scope_spawn_checked(s, t, priority);
+}
+
+POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
+    return pool_scope_spawn_priority(s, t, POOL_PRIORITY_NORMAL);
+}
+
+/* memcpy, with the common sizes of an argument block (a pointer or two,
+   and an index) as constants: one or two moves, no call. */
+static void pool__copy_block(unsigned char *to, const void *from, size_t size) {
+    switch (size) {
+    case 0:
+        break;
+    case 8:
+        memcpy(to, from, 8);
+        break;
+    case 16:
+        memcpy(to, from, 16);
+        break;
+    case 24:
+        memcpy(to, from, 24);
+        break;
+    default:
+        memcpy(to, from, size);
+    }
+}
+
+POOL__IMPL int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg, size_t size) {
+    pool__copy_cell *c;
+    pool *p;
+    int err;
+    if (!s || !fn || size > POOL_SPAWN_COPY_MAX || (size && !arg)) return EINVAL;
+    p = s->pool__pool;
+    if (p && pool__inherited(p)) return ECHILD; /* its copy_lock may be held forever */
+    if (pool__scope_cancelled_now(s, POOL__RELAXED)) return ECANCELED;
+    if (!p) { /* no pool could be created: run it here, as any spawn then */
+        pool__copy_cell local;
+        pool__copy_block(local.arg.bytes, arg, size);
+        fn(local.arg.bytes);
         return 0;
     }
-    rc = pool__post(s->pool__pool, t);
-    if (rc) { /* as if the task had run: it may be the last one a wait waits for */
-        pool__unmark_queued(t);
-        pool__scope_task_done(s);
-    }
-    return rc;
+    if (!(c = pool__copy_take(p, pool__worker_of(p)))) return ENOMEM;
+    c->task.run = pool__copy_run;
+    c->task.pool__next = NULL;
+    c->task.pool__scope = NULL;
+    c->fn = fn;
+    pool__copy_block(c->arg.bytes, arg, size);
+    (void)pool__mark_queued(&c->task, s); /* a free cell's task is not queued */
+    if ((err = pool__scope_spawn_checked(s, &c->task, POOL_PRIORITY_NORMAL)) != 0)
+        pool__copy_give(c);
+    return err;
 }
 
 /* Another thread owns the wait for s, in round `round`: block until that
@@ -5793,7 +6707,7 @@ static int pool__graph_post(pool *p, pool_task *ready, pool_task *last, uint32_t
         ready = t; /* out of memory part-way: the rest is injected, accepted already */
         kind = POOL__INJECT_ACCEPTED;
     }
-    return pool__inject(p, ready, last, n - pushed, kind, NULL);
+    return pool__inject(p, &p->injector, ready, last, n - pushed, kind, NULL);
 }
 
 /* Starts the k successors a finished node of g released: counted in g's
@@ -6010,72 +6924,96 @@ POOL__IMPL int pool_graph_cancelled(const pool_graph *g) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Public API: completion queues                           >>api-completion */
+/* Public API: completion queues and inboxes               >>api-completion */
 /*                                                                          */
-/* Posted items form a lock-free stack (a CAS to push, an exchange to take  */
-/* all), and the handle is raised by the post that finds the stack empty:   */
-/* one system call per batch the loop drains, not per item. No post may be  */
-/* left without a raised handle, so a drain clears the handle first and     */
-/* takes the items second: a post that comes after the take finds the stack */
-/* empty and raises the handle again, after the clear; one that comes       */
-/* between them is taken with the rest (its raise, if any, then leaves the  */
-/* handle readable with nothing to drain: a spurious wake, never a lost     */
-/* one). The clear happens before the take, the take (a release) before    */
-/* such a post's CAS (an acquire that reads it), and that CAS before its    */
-/* raise: the raise comes after the clear.                                  */
+/* Both are a signalled stack: posted nodes form a lock-free stack (a CAS   */
+/* to push, an exchange to take all), and the handle is raised by the post  */
+/* that finds the stack empty: one system call per batch the loop drains,   */
+/* not per node. No post may be left without a raised handle, so a take     */
+/* clears the handle first and takes the nodes second: a post that comes    */
+/* after the take finds the stack empty and raises the handle again, after  */
+/* the clear; one that comes between them is taken with the rest (its       */
+/* raise, if any, then leaves the handle readable with nothing to take: a   */
+/* spurious wake, never a lost one). The clear happens before the take, the */
+/* take (a release) before such a post's CAS (an acquire that reads it),    */
+/* and that CAS before its raise: the raise comes after the clear.          */
+/*                                                                          */
+/* A completion queue's nodes are pool_completion_items, an inbox's are     */
+/* pool_tasks: each post passes the address of its node's link field.       */
 /* ------------------------------------------------------------------------ */
 
-POOL__IMPL int pool_completion_init(pool_completion *c) {
-    if (!c) return EINVAL;
-    c->pool__posted = NULL;
-    c->pool__raising = 0;
-    return pool__signal_open(c->pool__signal);
+static int pool__sigstack_init(struct pool__signalled_stack *s) {
+    s->pool__posted = NULL;
+    s->pool__raising = 0;
+    return pool__signal_open(s->pool__signal);
 }
 
-POOL__IMPL intptr_t pool_completion_handle(const pool_completion *c) {
+static intptr_t pool__sigstack_handle(const struct pool__signalled_stack *s) {
 #if defined(_WIN32)
-    return c ? c->pool__signal[0] : 0;
+    return s ? s->pool__signal[0] : 0;
 #else
-    return c ? c->pool__signal[0] : -1;
+    return s ? s->pool__signal[0] : -1;
 #endif
 }
 
 /* A post that finds the stack empty raises the handle after its push, and
-   its item may be drained, and the queue destroyed, in between: such posts
+   its node may be taken, and the stack destroyed, in between: such posts
    are counted in pool__raising from before their CAS (whose release
-   publishes the count with the item) until their raise is done (a
+   publishes the count with the node) until their raise is done (a
    release), and destroy waits for the count to be 0 (an acquire) before
    it closes the handle. Posts onto a stack that is not empty never raise,
-   and are not counted. */
-POOL__IMPL int pool_completion_post(pool_completion *c, pool_completion_item *item) {
-    pool_completion_item *top;
+   and are not counted. `link` is the node's link field. */
+static int pool__sigstack_post(struct pool__signalled_stack *s, void *node, void **link) {
+    void *top = POOL__LOAD(&s->pool__posted, POOL__RELAXED); /* checked by the CAS */
     int counted = 0, err;
-    if (!c || !item) return EINVAL;
-    top = POOL__LOAD(&c->pool__posted, POOL__RELAXED); /* checked by the CAS */
     for (;;) {
         if ((top == NULL) != counted) { /* relaxed: the CAS's release publishes it */
-            if (top) POOL__FETCH_SUB(&c->pool__raising, 1, POOL__RELAXED);
-            else POOL__FETCH_ADD(&c->pool__raising, 1, POOL__RELAXED);
+            if (top) POOL__FETCH_SUB(&s->pool__raising, 1, POOL__RELAXED);
+            else POOL__FETCH_ADD(&s->pool__raising, 1, POOL__RELAXED);
             counted = top == NULL;
         }
-        item->next = top;
-        /* Release: publishes the item and what its poster wrote before, to
-           the drain's acquire; acquire: pairs with the drain's release. */
-        if (POOL__CAS(&c->pool__posted, &top, item, POOL__ACQ_REL, POOL__ACQUIRE)) break;
+        memcpy(link, &top, sizeof top); /* typed (pool_task *, ...): no aliasing through void * */
+        /* Release: publishes the node and what its poster wrote before, to
+           the take's acquire; acquire: pairs with the take's release. */
+        if (POOL__CAS(&s->pool__posted, &top, node, POOL__ACQ_REL, POOL__ACQUIRE)) break;
     }
     if (top) return 0;
-    err = pool__signal_raise(c->pool__signal);
-    POOL__FETCH_SUB(&c->pool__raising, 1, POOL__RELEASE); /* c is not touched after */
+    err = pool__signal_raise(s->pool__signal);
+    POOL__FETCH_SUB(&s->pool__raising, 1, POOL__RELEASE); /* s is not touched after */
     return err;
+}
+
+/* Takes every node posted so far, newest first. */
+static void *pool__sigstack_take(struct pool__signalled_stack *s) {
+    pool__signal_clear(s->pool__signal);
+    /* acq_rel: acquire pairs with the posts' release; release orders the
+       clear before any post that finds the stack empty (above). */
+    return POOL__XCHG(&s->pool__posted, NULL, POOL__ACQ_REL);
+}
+
+static void pool__sigstack_destroy(struct pool__signalled_stack *s) {
+    /* Acquire: pairs with the raising posts' release (see pool__sigstack_post). */
+    while (POOL__LOAD(&s->pool__raising, POOL__ACQUIRE)) pool__yield();
+    pool__signal_close(s->pool__signal);
+}
+
+POOL__IMPL int pool_completion_init(pool_completion *c) {
+    return c ? pool__sigstack_init(&c->pool__stack) : EINVAL;
+}
+
+POOL__IMPL intptr_t pool_completion_handle(const pool_completion *c) {
+    return pool__sigstack_handle(c ? &c->pool__stack : NULL);
+}
+
+POOL__IMPL int pool_completion_post(pool_completion *c, pool_completion_item *item) {
+    if (!c || !item) return EINVAL;
+    return pool__sigstack_post(&c->pool__stack, item, (void **)&item->next);
 }
 
 POOL__IMPL pool_completion_item *pool_completion_drain(pool_completion *c) {
     pool_completion_item *newest, *oldest = NULL;
     if (!c) return NULL;
-    pool__signal_clear(c->pool__signal);
-    /* acq_rel: acquire pairs with the posts' release; release orders the
-       clear before any post that finds the stack empty (above). */
-    newest = POOL__XCHG(&c->pool__posted, NULL, POOL__ACQ_REL);
+    newest = (pool_completion_item *)pool__sigstack_take(&c->pool__stack);
     while (newest) { /* reversed: oldest first */
         pool_completion_item *next = newest->next;
         newest->next = oldest;
@@ -6087,9 +7025,71 @@ POOL__IMPL pool_completion_item *pool_completion_drain(pool_completion *c) {
 
 POOL__IMPL int pool_completion_destroy(pool_completion *c) {
     if (!c) return EINVAL;
-    /* Acquire: pairs with the raising posts' release (see pool_completion_post). */
-    while (POOL__LOAD(&c->pool__raising, POOL__ACQUIRE)) pool__yield();
-    pool__signal_close(c->pool__signal);
+    pool__sigstack_destroy(&c->pool__stack);
+    return 0;
+}
+
+/* An inbox belongs to the thread that made it: this thread-local's address
+   names the thread while it lives. */
+static POOL__THREAD_LOCAL char pool__thread_name_tag;
+
+static int pool__inbox_owned(const pool_inbox *box) {
+    return box->pool__owner == (const void *)&pool__thread_name_tag;
+}
+
+POOL__IMPL int pool_inbox_init(pool_inbox *box) {
+    if (!box) return EINVAL;
+    box->pool__owner = &pool__thread_name_tag;
+    return pool__sigstack_init(&box->pool__stack);
+}
+
+POOL__IMPL intptr_t pool_inbox_handle(const pool_inbox *box) {
+    return pool__sigstack_handle(box ? &box->pool__stack : NULL);
+}
+
+POOL__IMPL int pool_inbox_post(pool_inbox *box, pool_task *t) {
+    if (!box || !t || !t->run) return EINVAL;
+    if (pool__mark_queued(t, NULL) != 0) return EBUSY;
+    /* Queued even if the raise fails: the error is the handle's. */
+    return pool__sigstack_post(&box->pool__stack, t, (void **)&t->pool__next);
+}
+
+/* Runs what was posted before the take, oldest first; what those tasks post
+   waits for the next call, so a task that posts itself again cannot keep
+   the owner here. */
+POOL__IMPL int pool_inbox_run(pool_inbox *box, size_t *ran) {
+    pool_task *oldest;
+    size_t n = 0;
+    if (ran) *ran = 0;
+    if (!box) return EINVAL;
+    if (!pool__inbox_owned(box)) return EPERM;
+    oldest = pool__oldest_first((pool_task *)pool__sigstack_take(&box->pool__stack));
+    while (oldest) {
+        pool_task *t = oldest;
+        oldest = t->pool__next;
+        t->pool__next = NULL;
+        pool__unmark_queued(t); /* before run, which may post it again */
+        t->run(t);
+        n++;
+        if (ran) *ran = n;
+    }
+    return 0;
+}
+
+POOL__IMPL int pool_inbox_wait(pool_inbox *box, int timeout_ms) {
+    if (!box || timeout_ms < -1) return EINVAL;
+    if (!pool__inbox_owned(box)) return EPERM;
+    /* Relaxed: a hint; pool_inbox_run's exchange synchronises with the post. */
+    if (POOL__LOAD(&box->pool__stack.pool__posted, POOL__RELAXED)) return 0;
+    return pool__signal_wait(box->pool__stack.pool__signal, timeout_ms);
+}
+
+POOL__IMPL int pool_inbox_destroy(pool_inbox *box) {
+    if (!box) return EINVAL;
+    /* Relaxed: nothing may post any more, so the value is settled; the
+       raising count's acquire below orders the close after the posts. */
+    if (POOL__LOAD(&box->pool__stack.pool__posted, POOL__RELAXED)) return EBUSY;
+    pool__sigstack_destroy(&box->pool__stack);
     return 0;
 }
 
@@ -6097,9 +7097,10 @@ POOL__IMPL int pool_completion_destroy(pool_completion *c) {
 /* Public API: detached tasks                                  >>api-submit */
 /* ------------------------------------------------------------------------ */
 
-/* A batch from a worker goes onto its deque and is announced once; from
-   outside it is linked and published with one CAS on the injector. */
-POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
+/* A batch of normal tasks from a worker goes onto its deque and is
+   announced once; otherwise it is linked and published with one CAS on
+   the injector of its priority. */
+static int pool__submit(pool *p, pool_task *const *tasks, size_t n, pool_priority priority) {
     pool__worker *w;
     size_t i;
     if (n && !tasks) return EINVAL;
@@ -6123,7 +7124,7 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
             while (i > 0) pool__unmark_queued(tasks[--i]);
             return EBUSY;
         }
-    if (w) {
+    if (w && priority == POOL_PRIORITY_NORMAL) {
         size_t pushed;
         for (pushed = 0; pushed < n; pushed++)
             if (pool__deque_push(&w->deque, tasks[pushed]) != 0) break;
@@ -6132,19 +7133,569 @@ POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
         if (pushed) { /* out of memory part-way: the rest, already accepted, is injected */
             for (n -= pushed, tasks += pushed, i = 0; i + 1 < n; i++)
                 tasks[i]->pool__next = tasks[i + 1];
-            pool__inject(p, tasks[0], tasks[n - 1], n, POOL__INJECT_ACCEPTED, NULL);
+            pool__inject(p, &p->injector, tasks[0], tasks[n - 1], n, POOL__INJECT_ACCEPTED, NULL);
             return 0;
         }
     }
     for (i = 0; i + 1 < n; i++) tasks[i]->pool__next = tasks[i + 1];
-    if (pool__inject(p, tasks[0], tasks[n - 1], n, POOL__INJECT_NEW, NULL) != 0) {
+    if (pool__inject(p, pool__injector_of(p, priority), tasks[0], tasks[n - 1], n, POOL__INJECT_NEW,
+                     NULL) != 0) {
         for (i = 0; i < n; i++) pool__unmark_queued(tasks[i]);
         return ECANCELED;
     }
     return 0;
 }
 
-POOL__IMPL int pool_submit(pool *p, pool_task *t) { return pool_submit_batch(p, &t, 1); }
+POOL__IMPL int pool_submit_batch(pool *p, pool_task *const *tasks, size_t n) {
+    return pool__submit(p, tasks, n, POOL_PRIORITY_NORMAL);
+}
+
+POOL__IMPL int pool_submit(pool *p, pool_task *t) {
+    return pool__submit(p, &t, 1, POOL_PRIORITY_NORMAL);
+}
+
+POOL__IMPL int pool_submit_priority(pool *p, pool_task *t, pool_priority priority) {
+    if (!pool__priority_valid(priority)) return EINVAL;
+    return pool__submit(p, &t, 1, priority);
+}
+
+/* Pushes t onto w's pinned stack and makes sure w looks: see "Pinned
+   tasks" for the two pairs this is one half of. */
+static int pool__pin(pool__worker *w, pool_task *t) {
+    pool *p = w->home;
+    int was_empty;
+    t->pool__next = NULL;
+    if (pool__injector_push(&w->pinned, t, t, &was_empty) != 0) return ECANCELED; /* seq_cst */
+    pool__notify_worker(w);
+    if (POOL__LOAD(&p->retired, POOL__SEQ_CST)) pool__wake_retired(p); /* the poster's read */
+    return 0;
+}
+
+POOL__IMPL int pool_submit_pinned(pool *p, int worker, pool_task *t) {
+    int err;
+    if (!t || !t->run) return EINVAL;
+    if (!(p = pool__resolve(p))) return ENOMEM;
+    if (worker < 0 || worker >= p->num_threads) return EINVAL;
+    if (pool__inherited(p)) return ECHILD;
+    /* Acquire: pairs with pool_destroy's release store. */
+    if (POOL__LOAD(&p->closing, POOL__ACQUIRE)) return ECANCELED;
+    if (pool__mark_queued(t, NULL) != 0) return EBUSY;
+    err = pool__spawn_through(p, (uint32_t)worker);
+    if (!err) err = pool__pin(p->workers[worker], t);
+    if (err) pool__unmark_queued(t);
+    return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API: parallel algorithms                         >>api-algorithms */
+/*                                                                          */
+/* Built on the layers below and nothing private of theirs: reduce splits   */
+/* as parallel_for does, the sort is joins all the way down, and broadcast  */
+/* is pinned tasks and a latch.                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Reduce. A piece that splits keeps its own partial result for its left
+   half (so the leftmost piece's is *result) and makes a fresh one, from the
+   identity, for its right half; after the join it combines the two, left
+   then right. The tree of splits is parallel_for's, so with a grain its
+   shape, and the order of every combine, depend only on the range. */
+#define POOL__REDUCE_INLINE 128
+
+typedef union pool__reduce_acc { /* a partial result kept on the stack */
+    unsigned char bytes[POOL__REDUCE_INLINE];
+    long double align_ld; /* aligned as malloc would be */
+    long long align_ll;
+    void *align_ptr;
+} pool__reduce_acc;
+
+typedef struct pool__reduce {
+    pool__pfor loop; /* target, grain, num_threads; no body */
+    const pool_reducer *r;
+    void *arg;
+} pool__reduce;
+
+typedef struct pool__reduce_part {
+    pool__pfor_range range; /* range.loop is &reduce->loop */
+    const pool__reduce *reduce;
+    void *acc;
+} pool__reduce_part;
+
+static void pool__reduce_run(void *arg) {
+    pool__reduce_part *part = (pool__reduce_part *)arg;
+    const pool__reduce *red = part->reduce;
+    const pool_reducer *r = red->r;
+    if (pool__pfor_should_split(&part->range)) {
+        pool__reduce_acc inline_acc;
+        pool *p = red->loop.target;
+        void *later =
+            r->size <= sizeof inline_acc ? (void *)&inline_acc : pool__alloc(r->size, p->user);
+        if (later) {
+            pool__reduce_part left = *part, right = *part;
+            left.range.hi = right.range.lo = part->range.lo + (part->range.hi - part->range.lo) / 2;
+            left.range.owner = right.range.owner = pool__worker_index();
+            right.acc = later;
+            memcpy(later, r->identity, r->size);
+            pool__join_eager(p, pool__reduce_run, &left, pool__reduce_run, &right);
+            r->combine(red->arg, part->acc, later);
+            if (later != (void *)&inline_acc) pool__free(later, p->user);
+            return;
+        }
+    }
+    r->fold(red->arg, part->acc, part->range.lo, part->range.hi);
+}
+
+static void pool__reduce_run_root(void *arg) {
+    ((pool__reduce_part *)arg)->range.owner = pool__worker_index();
+    pool__reduce_run(arg);
+}
+
+POOL__IMPL int pool_parallel_reduce(pool *p, size_t begin, size_t end, size_t grain,
+                                    const pool_reducer *r, void *arg, void *result) {
+    pool__reduce red;
+    pool__reduce_part all;
+    if (!r || !result || !r->identity || !r->fold || !r->combine || !r->size) return EINVAL;
+    memcpy(result, r->identity, r->size);
+    if (begin >= end) return 0;
+    p = pool__resolve(p);
+    if (!p || end - begin == 1) {
+        r->fold(arg, result, begin, end);
+        return 0;
+    }
+    red.loop.target = p, red.loop.body = NULL, red.loop.arg = NULL, red.loop.grain = grain;
+    red.loop.num_threads = (uint32_t)p->num_threads;
+    red.r = r, red.arg = arg;
+    all.range.loop = &red.loop, all.range.lo = begin, all.range.hi = end;
+    all.range.splits = red.loop.num_threads, all.range.owner = -1;
+    all.reduce = &red, all.acc = result;
+    pool_call(p, pool__reduce_run_root, &all);
+    return 0;
+}
+
+/* The sort. A top-down mergesort that moves each element once per level:
+   the halves are sorted into the other buffer, then merged back, the two
+   buffers trading roles level by level (no copy back). Halves and merges
+   are joins, lazy ones, made stealable where a worker is idle: a merge is
+   split at the middle of its longer run, whose element is looked up in the
+   other by binary search, and the two merges join. Records over 32 bytes
+   are sorted as pointers (each comparison then reads through one), moved
+   once into the scratch in sorted order and copied back, both as parallel
+   loops. Without scratch memory, an in-place quicksort: Hoare partitions
+   around a median of three, the two sides joined, heapsort past a depth
+   of 2 log2 n so that no input takes quadratic time. */
+#define POOL__SORT_SERIAL 2048  /* elements: below, the halves are not joined */
+#define POOL__MERGE_SERIAL 8192 /* elements merged: below, a merge is not split */
+#define POOL__SORT_INDIRECT 32  /* bytes: above, records are sorted as pointers */
+#define POOL__SORT_SMALL 16     /* elements: below, quicksort's insertion sort */
+
+typedef struct pool__sort {
+    pool *target;
+    int (*cmp)(const void *, const void *);
+    size_t size;  /* of an element as sorted: the record's, or a pointer's */
+    int indirect; /* the elements sorted are pointers to the records */
+} pool__sort;
+
+static int pool__sort_cmp(const pool__sort *s, const char *a, const char *b) {
+    if (s->indirect) return s->cmp(*(void *const *)a, *(void *const *)b);
+    return s->cmp(a, b);
+}
+
+/* One element: constant sizes let the compiler use one move. */
+static void pool__sort_move(const pool__sort *s, char *dst, const char *src) {
+    switch (s->size) {
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    default:
+        memcpy(dst, src, s->size);
+    }
+}
+
+typedef struct pool__merge {
+    const pool__sort *sort;
+    const char *a, *b; /* the two sorted runs; a's elements go first among equals */
+    size_t na, nb;
+    char *out;
+} pool__merge;
+
+/* The merge loop, made for one element size and kind by its callers'
+   constants. Branch-free: which run gives the next element is data, a
+   coin toss on random input, so a conditional move beats a branch. */
+POOL__INLINE void pool__merge_loop(int (*cmp)(const void *, const void *), size_t z, int indirect,
+                                   const char *a, const char *a_end, const char *b,
+                                   const char *b_end, char *out) {
+    while (a < a_end && b < b_end) {
+        int take_b = indirect ? cmp(*(void *const *)b, *(void *const *)a) < 0 : cmp(b, a) < 0;
+        memcpy(out, take_b ? b : a, z);
+        b += take_b ? z : 0;
+        a += take_b ? 0 : z;
+        out += z;
+    }
+    memcpy(out, a, (size_t)(a_end - a));
+    memcpy(out + (a_end - a), b, (size_t)(b_end - b));
+}
+
+static void pool__merge_serial(const pool__merge *m) {
+    const pool__sort *s = m->sort;
+    size_t z = s->size;
+    const char *a_end = m->a + m->na * z, *b_end = m->b + m->nb * z;
+    if (s->indirect) pool__merge_loop(s->cmp, sizeof(void *), 1, m->a, a_end, m->b, b_end, m->out);
+    else if (z == 4) pool__merge_loop(s->cmp, 4, 0, m->a, a_end, m->b, b_end, m->out);
+    else if (z == 8) pool__merge_loop(s->cmp, 8, 0, m->a, a_end, m->b, b_end, m->out);
+    else pool__merge_loop(s->cmp, z, 0, m->a, a_end, m->b, b_end, m->out);
+}
+
+/* The first index of run[0..n) whose element is not before key (with
+   after_equal, the first after key). */
+static size_t pool__sort_search(const pool__sort *s, const char *run, size_t n, const char *key,
+                                int after_equal) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = pool__sort_cmp(s, run + mid * s->size, key);
+        if (c < 0 || (after_equal && c == 0)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Splits at the middle element of the longer run: everything of a before
+   it (or, splitting b, not after it) goes left, so equal elements keep a
+   before b. */
+static void pool__merge_run(void *arg) {
+    pool__merge *m = (pool__merge *)arg, left, right;
+    size_t z = m->sort->size, ia, ib;
+    if (m->na + m->nb <= POOL__MERGE_SERIAL) {
+        pool__merge_serial(m);
+        return;
+    }
+    if (m->na >= m->nb) {
+        ia = m->na / 2;
+        ib = pool__sort_search(m->sort, m->b, m->nb, m->a + ia * z, 0);
+    } else {
+        ib = m->nb / 2;
+        ia = pool__sort_search(m->sort, m->a, m->na, m->b + ib * z, 1);
+    }
+    left = *m, right = *m;
+    left.na = ia, left.nb = ib;
+    right.a = m->a + ia * z, right.na = m->na - ia;
+    right.b = m->b + ib * z, right.nb = m->nb - ib;
+    right.out = m->out + (ia + ib) * z;
+    pool_join(m->sort->target, pool__merge_run, &left, pool__merge_run, &right);
+}
+
+typedef struct pool__msort {
+    const pool__sort *sort;
+    char *data, *scratch; /* the elements, and as many bytes beside */
+    size_t n;
+    int into_scratch; /* where the sorted elements end up */
+} pool__msort;
+
+/* Sorts data[0..n) into data or, with into_scratch, into scratch; the
+   halves go into the other one first, so that their merge lands where the
+   whole belongs. */
+static void pool__msort_serial(const pool__sort *s, char *data, char *scratch, size_t n,
+                               int into_scratch) {
+    size_t z = s->size, half = n / 2;
+    pool__merge m;
+    if (n <= 2) {
+        int swap = n == 2 && pool__sort_cmp(s, data + z, data) < 0;
+        if (swap && into_scratch) {
+            pool__sort_move(s, scratch, data + z);
+            pool__sort_move(s, scratch + z, data);
+        } else if (swap) { /* in place, through scratch's place: free now */
+            pool__sort_move(s, scratch, data);
+            pool__sort_move(s, data, data + z);
+            pool__sort_move(s, data + z, scratch);
+        } else if (into_scratch) {
+            memcpy(scratch, data, n * z);
+        }
+        return;
+    }
+    pool__msort_serial(s, data, scratch, half, !into_scratch);
+    pool__msort_serial(s, data + half * z, scratch + half * z, n - half, !into_scratch);
+    m.sort = s;
+    m.a = into_scratch ? data : scratch;
+    m.b = m.a + half * z;
+    m.na = half, m.nb = n - half;
+    m.out = into_scratch ? scratch : data;
+    pool__merge_serial(&m);
+}
+
+static void pool__msort_run(void *arg) {
+    pool__msort *ms = (pool__msort *)arg, left, right;
+    size_t z = ms->sort->size, half = ms->n / 2;
+    pool__merge m;
+    if (ms->n < POOL__SORT_SERIAL) {
+        pool__msort_serial(ms->sort, ms->data, ms->scratch, ms->n, ms->into_scratch);
+        return;
+    }
+    left = *ms, right = *ms;
+    left.n = half, left.into_scratch = !ms->into_scratch;
+    right.data += half * z, right.scratch += half * z;
+    right.n = ms->n - half, right.into_scratch = !ms->into_scratch;
+    pool_join(ms->sort->target, pool__msort_run, &left, pool__msort_run, &right);
+    m.sort = ms->sort;
+    m.a = ms->into_scratch ? ms->data : ms->scratch;
+    m.b = m.a + half * z;
+    m.na = half, m.nb = ms->n - half;
+    m.out = ms->into_scratch ? ms->scratch : ms->data;
+    pool__merge_run(&m);
+}
+
+/* Swaps two elements of n bytes through a small buffer. */
+static void pool__sort_swap(char *a, char *b, size_t n) {
+    unsigned char tmp[64];
+    while (n) {
+        size_t k = n < sizeof tmp ? n : sizeof tmp;
+        memcpy(tmp, a, k);
+        memcpy(a, b, k);
+        memcpy(b, tmp, k);
+        a += k, b += k, n -= k;
+    }
+}
+
+static void pool__heap_sift(const pool__sort *s, char *a, size_t root, size_t n) {
+    size_t z = s->size, child;
+    while ((child = 2 * root + 1) < n) {
+        if (child + 1 < n && pool__sort_cmp(s, a + child * z, a + (child + 1) * z) < 0) child++;
+        if (pool__sort_cmp(s, a + root * z, a + child * z) >= 0) return;
+        pool__sort_swap(a + root * z, a + child * z, z);
+        root = child;
+    }
+}
+
+static void pool__heapsort(const pool__sort *s, char *a, size_t n) {
+    size_t i, z = s->size;
+    for (i = n / 2; i-- > 0;) pool__heap_sift(s, a, i, n);
+    for (i = n; i-- > 1;) {
+        pool__sort_swap(a, a + i * z, z);
+        pool__heap_sift(s, a, 0, i);
+    }
+}
+
+static void pool__insertion_sort(const pool__sort *s, char *a, size_t n) {
+    size_t i, j, z = s->size;
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && pool__sort_cmp(s, a + (j - 1) * z, a + j * z) > 0; j--)
+            pool__sort_swap(a + (j - 1) * z, a + j * z, z);
+}
+
+typedef struct pool__qsort_part {
+    const pool__sort *sort;
+    char *a;
+    size_t n;
+    unsigned depth; /* partitions left before heapsort */
+} pool__qsort_part;
+
+/* Moves the median of the first, middle and last elements to the front. */
+static void pool__median_to_front(const pool__sort *s, char *a, size_t n) {
+    size_t z = s->size;
+    char *lo = a, *mid = a + n / 2 * z, *hi = a + (n - 1) * z;
+    if (pool__sort_cmp(s, mid, lo) < 0) pool__sort_swap(mid, lo, z);
+    if (pool__sort_cmp(s, hi, mid) < 0) {
+        pool__sort_swap(hi, mid, z);
+        if (pool__sort_cmp(s, mid, lo) < 0) pool__sort_swap(mid, lo, z);
+    }
+    pool__sort_swap(a, mid, z);
+}
+
+/* Hoare's partition around a[0]: returns k with the pivot moved to a[k],
+   every element before it not after it, every one after it not before. */
+static size_t pool__partition(const pool__sort *s, char *a, size_t n) {
+    size_t z = s->size, i = 0, j = n;
+    for (;;) {
+        do i++;
+        while (i < n && pool__sort_cmp(s, a + i * z, a) < 0);
+        do j--; /* j > 0: a comparator that finds the pivot after itself */
+        while (j > 0 && pool__sort_cmp(s, a + j * z, a) > 0);
+        if (i >= j) break;
+        pool__sort_swap(a + i * z, a + j * z, z);
+    }
+    pool__sort_swap(a, a + j * z, z); /* the pivot between the two sides */
+    return j;
+}
+
+static void pool__qsort_run(void *arg) {
+    pool__qsort_part *q = (pool__qsort_part *)arg, left, right;
+    size_t k;
+    if (q->n < POOL__SORT_SMALL) {
+        pool__insertion_sort(q->sort, q->a, q->n);
+        return;
+    }
+    if (q->depth == 0) {
+        pool__heapsort(q->sort, q->a, q->n);
+        return;
+    }
+    pool__median_to_front(q->sort, q->a, q->n);
+    k = pool__partition(q->sort, q->a, q->n);
+    left = *q, right = *q;
+    left.n = k, left.depth = right.depth = q->depth - 1;
+    right.a = q->a + (k + 1) * q->sort->size, right.n = q->n - k - 1;
+    pool_join(q->sort->target, pool__qsort_run, &left, pool__qsort_run, &right);
+}
+
+/* Records over 32 bytes: pointers to them were sorted into order[]; the
+   records are gathered into the scratch in that order, then copied back. */
+typedef struct pool__sort_gather {
+    char *base, *records;
+    char *const *order;
+    size_t size;
+    int back; /* 0: gather into records; 1: copy records back to base */
+} pool__sort_gather;
+
+static void pool__sort_gather_run(void *arg, size_t lo, size_t hi) {
+    const pool__sort_gather *g = (const pool__sort_gather *)arg;
+    size_t i;
+    if (g->back) {
+        memcpy(g->base + lo * g->size, g->records + lo * g->size, (hi - lo) * g->size);
+        return;
+    }
+    for (i = lo; i < hi; i++) memcpy(g->records + i * g->size, g->order[i], g->size);
+}
+
+typedef struct pool__sort_call {
+    pool__sort sort;
+    char *base, *scratch; /* scratch: NULL for the quicksort */
+    size_t n, record_size;
+} pool__sort_call;
+
+static void pool__sort_indirect(pool__sort_call *c) {
+    char **order = (char **)(void *)c->scratch, **spare = order + c->n;
+    pool__sort_gather g;
+    pool__msort all;
+    size_t i;
+    for (i = 0; i < c->n; i++) order[i] = c->base + i * c->record_size;
+    all.sort = &c->sort, all.data = (char *)order, all.scratch = (char *)spare;
+    all.n = c->n, all.into_scratch = 0;
+    pool__msort_run(&all);
+    g.base = c->base, g.records = (char *)(spare + c->n), g.order = order;
+    g.size = c->record_size, g.back = 0;
+    pool_parallel_for(c->sort.target, 0, c->n, 0, pool__sort_gather_run, &g);
+    g.back = 1;
+    pool_parallel_for(c->sort.target, 0, c->n, 0, pool__sort_gather_run, &g);
+}
+
+static void pool__sort_root(void *arg) {
+    pool__sort_call *c = (pool__sort_call *)arg;
+    if (!c->scratch) {
+        pool__qsort_part all;
+        size_t n;
+        all.sort = &c->sort, all.a = c->base, all.n = c->n, all.depth = 0;
+        for (n = c->n; n > 1; n >>= 1) all.depth += 2;
+        pool__qsort_run(&all);
+    } else if (c->sort.indirect) {
+        pool__sort_indirect(c);
+    } else {
+        pool__msort all;
+        all.sort = &c->sort, all.data = c->base, all.scratch = c->scratch;
+        all.n = c->n, all.into_scratch = 0;
+        pool__msort_run(&all);
+    }
+}
+
+POOL__IMPL int pool_qsort(pool *p, void *base, size_t n, size_t size,
+                          int (*cmp)(const void *a, const void *b)) {
+    pool__sort_call c;
+    size_t scratch;
+    if (!cmp || !size || (!base && n > 1) || (n && size > SIZE_MAX / n)) return EINVAL;
+    if (n < 2) return 0;
+    p = pool__resolve(p);
+    c.sort.target = p, c.sort.cmp = cmp;
+    c.sort.indirect = size > POOL__SORT_INDIRECT;
+    c.sort.size = c.sort.indirect ? sizeof(char *) : size;
+    c.base = (char *)base, c.n = n, c.record_size = size;
+    /* The indirect sort's pointers and spare pointers, then the records. */
+    scratch = n * size;
+    if (c.sort.indirect && scratch <= SIZE_MAX - 2 * n * sizeof(char *))
+        scratch += 2 * n * sizeof(char *);
+    else if (c.sort.indirect) scratch = 0; /* too big to address: sort in place */
+    c.scratch = scratch ? (char *)pool__alloc(scratch, p ? p->user : NULL) : NULL;
+    if (!c.scratch) c.sort.indirect = 0, c.sort.size = size; /* in place: the records */
+    if (p) pool_call(p, pool__sort_root, &c);
+    else pool__sort_root(&c);
+    if (c.scratch) pool__free(c.scratch, p ? p->user : NULL);
+    return 0;
+}
+
+/* Broadcast: one task pinned to each worker, counted down; the last one to
+   finish sets the latch the caller blocks on. */
+#define POOL__BROADCAST_INLINE 32 /* workers whose tasks live on the stack */
+
+typedef struct pool__broadcast {
+    void (*fn)(void *arg, int worker);
+    void *arg;
+    uint32_t left; /* calls not finished */
+    pool__latch done;
+} pool__broadcast;
+
+typedef struct pool__broadcast_task {
+    pool_task task;
+    pool__broadcast *b;
+    int worker;
+} pool__broadcast_task;
+
+static void pool__broadcast_run(pool_task *t) {
+    pool__broadcast_task *bt = (pool__broadcast_task *)(void *)t;
+    pool__broadcast *b = bt->b;
+    b->fn(b->arg, bt->worker);
+    /* acq_rel: the last one's release covers every call before it, which
+       pool__latch_set's release hands on to the caller. */
+    if (POOL__FETCH_SUB(&b->left, 1, POOL__ACQ_REL) == 1) pool__latch_set(&b->done);
+}
+
+/* Pins one task to each worker, stopping at the first refusal; returns
+   it, with *pinned the tasks pinned. */
+static int pool__broadcast_pin(pool *p, pool__broadcast *b, pool__broadcast_task *tasks, uint32_t n,
+                               uint32_t *pinned) {
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        pool_task init = POOL_TASK_INIT(pool__broadcast_run);
+        int err;
+        tasks[i].task = init, tasks[i].b = b, tasks[i].worker = (int)i;
+        (void)pool__mark_queued(&tasks[i].task, NULL); /* a fresh task: never EBUSY */
+        if ((err = pool__pin(p->workers[i], &tasks[i].task)) != 0) {
+            pool__unmark_queued(&tasks[i].task);
+            *pinned = i;
+            return err;
+        }
+    }
+    *pinned = n;
+    return 0;
+}
+
+POOL__IMPL int pool_broadcast(pool *p, void (*fn)(void *arg, int worker), void *arg) {
+    pool__broadcast_task inline_tasks[POOL__BROADCAST_INLINE], *tasks = inline_tasks;
+    pool__broadcast b;
+    pool__worker *w = pool__current;
+    uint32_t n, pinned;
+    void *user;
+    int err;
+    if (!fn) return EINVAL;
+    if (!(p = pool__resolve(p))) return ENOMEM;
+    if (pool__inherited(p)) return ECHILD;
+    if ((w && w->home == p) || pool__inside_task_of(p, NULL)) return EDEADLK;
+    /* Acquire: pairs with pool_destroy's release store. */
+    if (POOL__LOAD(&p->closing, POOL__ACQUIRE)) return ECANCELED;
+    n = (uint32_t)p->num_threads;
+    user = p->user;
+    if ((err = pool__spawn_through(p, n - 1)) != 0) return err;
+    if (n > POOL__BROADCAST_INLINE &&
+        !(tasks = (pool__broadcast_task *)pool__alloc(n * sizeof *tasks, user)))
+        return ENOMEM;
+    b.fn = fn, b.arg = arg, b.left = n;
+    pool__latch_init(&b.done);
+    err = pool__broadcast_pin(p, &b, tasks, n, &pinned);
+    /* The calls not pinned never run: count them off. Whoever brings the
+       count to 0 sets the latch (acq_rel, as in pool__broadcast_run). */
+    if (pinned < n && POOL__FETCH_SUB(&b.left, n - pinned, POOL__ACQ_REL) == n - pinned)
+        pool__latch_set(&b.done);
+    pool__park(w, &b.done);
+    if (tasks != inline_tasks) pool__free(tasks, user);
+    return err;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Public API: the trace file                                   >>api-trace */
@@ -6305,6 +7856,39 @@ POOL__IMPL int pool_num_threads(const pool *p) {
     return r ? r->num_threads : 1;
 }
 
+/* Under spawn_lock, so that pool_destroy's count (every thread) is the
+   last. Lowered: sleepers above the count are woken to retire (see
+   "Retirement"), so that posters stop counting them asleep. Raised: the
+   retired workers look again, and queued work wakes or starts threads as
+   a post does. */
+POOL__IMPL int pool_set_active_threads(pool *p, int n) {
+    uint32_t old, i, started;
+    if (!(p = pool__resolve(p))) return ENOMEM;
+    if (pool__inherited(p)) return ECHILD;
+    if (n < 1 || n > p->num_threads) return EINVAL;
+    pool__mutex_lock(&p->spawn_lock);
+    if (p->spawn_closed || POOL__LOAD(&p->closing, POOL__ACQUIRE)) {
+        pool__mutex_unlock(&p->spawn_lock);
+        return ECANCELED;
+    }
+    /* seq_cst: read by retired workers and posters with the parked count. */
+    old = POOL__XCHG(&p->active, (uint32_t)n, POOL__SEQ_CST);
+    started = p->threads_started;
+    if ((uint32_t)n < old)
+        for (i = (uint32_t)n; i < started; i++) pool__wake_sleeper(p, p->workers[i]);
+    else if ((uint32_t)n > old) pool__wake_retired(p);
+    pool__mutex_unlock(&p->spawn_lock);
+    if ((uint32_t)n > old && pool__work_visible(p))
+        pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), (uint32_t)n - old, 0,
+                            POOL__LOCK_WAIT);
+    return 0;
+}
+
+POOL__IMPL int pool_active_threads(const pool *p) {
+    pool *r = pool__resolve(p);
+    return r ? (int)POOL__LOAD(&r->active, POOL__RELAXED) : 1;
+}
+
 POOL__IMPL int pool_worker_index_limit(const pool *p) {
     pool *r = pool__resolve(p);
     return r ? (int)(r->max_workers + r->num_slots) : 1;
@@ -6361,6 +7945,7 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
     out->threads_started = started < (uint32_t)p->num_threads ? started : (uint32_t)p->num_threads;
     out->spares_started = started - out->threads_started;
     out->threads_failed = POOL__LOAD(&p->threads_failed, POOL__RELAXED);
+    out->threads_retired = POOL__LOAD(&p->retired, POOL__RELAXED);
     out->num_threads = p->num_threads;
     out->blocking_threads = POOL__LOAD(&p->blocking.stats.threads, POOL__RELAXED);
     out->blocking_idle_threads = POOL__LOAD(&p->blocking.stats.idle, POOL__RELAXED);

@@ -10,7 +10,8 @@
  *
  *   Big loop: sum = a[0] + ... + a[N-1] as a uint64 (exact: no overflow below 2^32 elements).
  *   Here pool_parallel_for with grain 0 (adaptive split); each chunk sums its elements into a
- *   local uint64 and adds that to the call's total with one relaxed atomic add.
+ *   local uint64 and adds that to the call's total with one relaxed atomic add. And the same with
+ *   pool_parallel_reduce, grain 0: each piece folds into its own partial sum, no atomics.
  *   Checksum: the sum, EXPECTED_SUM below, checked on every run.
  *
  *   Tiny loop: the same sum over a[0 .. 999] (cache-hot), called back to back from the main
@@ -66,23 +67,42 @@ static void sum_chunk(void *arg, size_t lo, size_t hi) {
     __atomic_fetch_add(&c->total, sum_range(c->a, lo, hi), __ATOMIC_RELAXED);
 }
 
-/* Sums a[0..n) with the pool p or (p == NULL) plainly; exits if the sum is not `expected`. */
-static uint64_t timed_sum(pool *p, const uint32_t *a, size_t n, uint64_t expected) {
+/* pool_parallel_reduce's fold and combine: a partial sum per piece. */
+static void sum_fold(void *arg, void *acc, size_t lo, size_t hi) {
+    *(uint64_t *)acc += sum_range((const uint32_t *)arg, lo, hi);
+}
+
+static void sum_combine(void *arg, void *acc, const void *later) {
+    (void)arg;
+    *(uint64_t *)acc += *(const uint64_t *)later;
+}
+
+static const uint64_t sum_zero = 0;
+static const pool_reducer sum_reducer = {sizeof(uint64_t), &sum_zero, sum_fold, sum_combine};
+
+/* Sums a[0..n) with the pool p or (p == NULL) plainly, through pool_parallel_reduce if `reduce`;
+   exits if the sum is not `expected`. */
+static uint64_t timed_sum_by(pool *p, int reduce, const uint32_t *a, size_t n, uint64_t expected) {
     struct sum_call call;
     uint64_t t0, t1;
 
     call.a = a;
     call.total = 0;
     t0 = bench_now_ns();
-    if (p) pool_parallel_for(p, 0, n, 0, sum_chunk, &call);
+    if (p && reduce) pool_parallel_reduce(p, 0, n, 0, &sum_reducer, (void *)a, &call.total);
+    else if (p) pool_parallel_for(p, 0, n, 0, sum_chunk, &call);
     else call.total = sum_range(a, 0, n);
     t1 = bench_now_ns();
     if (call.total != expected) {
         fprintf(stderr, "sum: FAILED: %s sum of %zu elements is %" PRIu64 ", want %" PRIu64 "\n",
-                p ? "pool" : "plain", n, call.total, expected);
+                p ? reduce ? "reduce" : "pool" : "plain", n, call.total, expected);
         exit(1);
     }
     return t1 - t0;
+}
+
+static uint64_t timed_sum(pool *p, const uint32_t *a, size_t n, uint64_t expected) {
+    return timed_sum_by(p, 0, a, n, expected);
 }
 
 /* `calls` back-to-back tiny sums after `warmup` untimed ones; each call's time goes to ns[]. */
@@ -104,7 +124,8 @@ int main(int argc, char **argv) {
     uint32_t *a = malloc(n * sizeof *a);
     uint64_t *tiny_plain = malloc((size_t)tiny_calls * sizeof *tiny_plain);
     uint64_t *tiny_pool = malloc((size_t)tiny_calls * sizeof *tiny_pool);
-    uint64_t plain_ns[RUNS], pool_ns[RUNS], sum = 0, tiny_sum = 0, plain_median, pool_median;
+    uint64_t plain_ns[RUNS], pool_ns[RUNS], reduce_ns[RUNS], sum = 0, tiny_sum = 0, plain_median;
+    uint64_t pool_median;
     uint64_t tiny_plain_median, tiny_pool_median;
     uint32_t x = SEED;
     pool *p = bench_pool_create("sum", threads);
@@ -130,13 +151,13 @@ int main(int argc, char **argv) {
     }
 
     for (r = -1; r < runs; r++) { /* round -1: warm-up (it also starts the pool's threads) */
-        for (v = 0; v < 2; v++) {
+        for (v = 0; v < 3; v++) { /* plain, parallel_for, parallel_reduce */
             pool *use = v ? p : NULL;
             uint64_t w;
             bench_sleep_ns(SETTLE_NS);
-            timed_sum(use, a, n, sum);
-            w = timed_sum(use, a, n, sum);
-            if (r >= 0) (v ? pool_ns : plain_ns)[r] = w;
+            timed_sum_by(use, v == 2, a, n, sum);
+            w = timed_sum_by(use, v == 2, a, n, sum);
+            if (r >= 0) (v == 2 ? reduce_ns : v ? pool_ns : plain_ns)[r] = w;
         }
     }
     for (b = 0; b < TINY_BLOCKS; b++) {
@@ -150,6 +171,8 @@ int main(int argc, char **argv) {
     plain_median = bench_report_ms("plain loop", plain_ns, runs, 0, NULL);
     snprintf(label, sizeof label, "parallel_for, %d thread%s", threads, threads == 1 ? "" : "s");
     pool_median = bench_report_ms(label, pool_ns, runs, plain_median, "plain");
+    snprintf(label, sizeof label, "parallel_reduce, %d thread%s", threads, threads == 1 ? "" : "s");
+    (void)bench_report_ms(label, reduce_ns, runs, plain_median, "plain");
     printf("%-28s %.1f GB/s plain, %.1f GB/s pool\n", "bandwidth (medians)",
            (double)n * sizeof *a / (double)plain_median,
            (double)n * sizeof *a / (double)pool_median);

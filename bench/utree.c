@@ -28,9 +28,10 @@
  * range of one child visits that child, a longer range joins its two halves -- so every child is
  * its own job, which is what par_iter over the children does in Rayon, with children-1 joins per
  * node. The other natural form runs too: one scope per node, each child a spawned task (what an
- * OpenMP program writes with a taskgroup per node). Both walks start with pool_call_on_worker from
- * the main thread so that they run on the workers. Baseline: the plain recursion, a loop over the
- * children, on the main thread.
+ * OpenMP program writes with a taskgroup per node), and the same with pool_scope_spawn_copy (each
+ * child's arguments copied by the pool: no task struct). The walks start with pool_call_on_worker
+ * from the main thread so that they run on the workers. Baseline: the plain recursion, a loop over
+ * the children, on the main thread.
  *
  * Timing: one warm-up round, then RUNS rounds of {plain, pool}, each run after a 20 ms pause (so
  * the pool is asleep, not spinning against the plain run). A run takes a few hundred ms, so there
@@ -178,8 +179,51 @@ static BENCH_NOINLINE void walk_scope(uint64_t id, uint32_t depth, struct subtre
 
 static void walk_scope_root(void *arg) { walk_scope(ROOT_ID, 0, arg); }
 
-enum variant { PLAIN, JOIN, SCOPE, VARIANTS };
-static const char *const variant_names[VARIANTS] = {"plain", "pool_join", "pool_scope"};
+/* A child as a copied spawn: its arguments, copied by the pool; its total goes to the parent's
+ * array. */
+struct copy_child {
+    uint64_t id;
+    uint32_t depth;
+    struct subtree *total;
+};
+
+static void walk_copy(uint64_t id, uint32_t depth, struct subtree *t);
+
+static void copy_child_run(void *arg) {
+    const struct copy_child *c = arg;
+    walk_copy(c->id, c->depth, c->total);
+}
+
+static BENCH_NOINLINE void walk_copy(uint64_t id, uint32_t depth, struct subtree *t) {
+    struct subtree totals[MAX_CHILDREN];
+    pool_scope s;
+    uint32_t children, i;
+    uint64_t h = visit_self(id, depth, &children, t);
+
+    if (children == 0) return;
+    pool_scope_init(&s, g_pool);
+    for (i = 0; i < children; i++) {
+        struct copy_child c;
+        c.id = h + 1 + i;
+        c.depth = depth + 1;
+        c.total = &totals[i];
+        if (pool_scope_spawn_copy(&s, copy_child_run, &c, sizeof c) != 0) {
+            fprintf(stderr, "utree: FAILED: pool_scope_spawn_copy\n");
+            exit(1);
+        }
+    }
+    pool_scope_wait(&s);
+    for (i = 0; i < children; i++) {
+        t->nodes += totals[i].nodes;
+        t->work_sum += totals[i].work_sum;
+    }
+}
+
+static void walk_copy_root(void *arg) { walk_copy(ROOT_ID, 0, arg); }
+
+enum variant { PLAIN, JOIN, SCOPE, COPY, VARIANTS };
+static const char *const variant_names[VARIANTS] = {"plain", "pool_join", "pool_scope",
+                                                    "pool_scope_spawn_copy"};
 
 /* One walk from the root, as variant v on the pool p; returns its wall time. Exits if the
  * checksum differs from `expected` (when expected is not 0). */
@@ -192,6 +236,7 @@ static uint64_t run_once(enum variant v, pool *p, uint64_t expected, uint64_t *n
     t0 = bench_now_ns();
     if (v == JOIN) pool_call_on_worker(p, walk_pool_root, &t);
     else if (v == SCOPE) pool_call_on_worker(p, walk_scope_root, &t);
+    else if (v == COPY) pool_call_on_worker(p, walk_copy_root, &t);
     else walk_plain(ROOT_ID, 0, &t);
     t1 = bench_now_ns();
     *nodes = t.nodes;
@@ -244,6 +289,8 @@ int main(int argc, char **argv) {
     pool_median = bench_report_ms(label, ns[JOIN], runs, plain_median, "plain");
     snprintf(label, sizeof label, "pool_scope, %d thread%s", threads, threads == 1 ? "" : "s");
     bench_report_ms(label, ns[SCOPE], runs, plain_median, "plain");
+    snprintf(label, sizeof label, "spawn_copy, %d thread%s", threads, threads == 1 ? "" : "s");
+    bench_report_ms(label, ns[COPY], runs, plain_median, "plain");
     printf("pool_join runs: %.2f cores busy on average; per run: %.0f joins stolen, %.0f failed "
            "steals, %.1f sleeps\n",
            (double)pool_cpu_ns / (double)pool_wall_ns,

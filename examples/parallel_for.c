@@ -1,4 +1,5 @@
-/* examples/parallel_for.c -- loops with pool_parallel_for, and what `grain` means.
+/* examples/parallel_for.c -- loops with pool_parallel_for and pool_parallel_reduce, and what
+ * `grain` means.
  *
  * Build and run from the repository root:
  *     cc -O2 -pthread examples/parallel_for.c && ./a.out
@@ -6,7 +7,8 @@
  * pool_parallel_for(p, begin, end, grain, body, arg) calls body(arg, lo, hi) on sub-ranges
  * [lo, hi) that together cover [begin, end) exactly once, possibly on several threads at the same
  * time, and returns when all of them are done. The range is halved recursively with pool_join, so
- * idle workers steal the halves nobody has started yet.
+ * idle workers steal the halves nobody has started yet. pool_parallel_reduce is the same loop
+ * with a result: each piece folds into a partial result of its own, and neighbours are combined.
  *
  * `grain` says how far to cut:
  *   grain > 0  halve while a piece is longer than grain: every body call gets at most grain
@@ -79,7 +81,6 @@ static void mandelbrot_rows(void *arg, size_t lo, size_t hi) {
  * cut or in which order the pieces were added. */
 struct squares {
     uint32_t *x;
-    atomic_uint_fast64_t sum;
     atomic_int calls;
 };
 
@@ -88,12 +89,18 @@ static void fill(void *arg, size_t lo, size_t hi) {
     for (size_t i = lo; i < hi; i++) sq->x[i] = (uint32_t)i + 1; /* the numbers 1..N */
 }
 
-static void sum_squares(void *arg, size_t lo, size_t hi) {
+/* The reduction's fold: adds x[lo..hi) into this piece's own partial sum, no atomics. */
+static void add_squares(void *arg, void *acc, size_t lo, size_t hi) {
     struct squares *sq = arg;
-    uint64_t local = 0; /* sum privately, publish once: one atomic add per call, not per number */
-    for (size_t i = lo; i < hi; i++) local += (uint64_t)sq->x[i] * sq->x[i];
-    atomic_fetch_add_explicit(&sq->sum, local, memory_order_relaxed);
-    atomic_fetch_add_explicit(&sq->calls, 1, memory_order_relaxed);
+    uint64_t *sum = acc;
+    for (size_t i = lo; i < hi; i++) *sum += (uint64_t)sq->x[i] * sq->x[i];
+    atomic_fetch_add_explicit(&sq->calls, 1, memory_order_relaxed); /* only to print the count */
+}
+
+/* ... and its combine: the partial sum of the piece after acc's into acc. */
+static void add(void *arg, void *acc, const void *later) {
+    (void)arg;
+    *(uint64_t *)acc += *(const uint64_t *)later;
 }
 
 /* 1^2 + ... + n^2 = n(n+1)(2n+1)/6, mod 2^64: divide the factors first, so that the division
@@ -141,16 +148,17 @@ int main(void) {
         fprintf(stderr, "out of memory for %u numbers\n", N);
         return 1;
     }
-    atomic_init(&sq.sum, 0);
     atomic_init(&sq.calls, 0);
     pool_parallel_for(p, 0, N, 0, fill, &sq); /* writes to disjoint indices need no lock */
+    static const uint64_t zero = 0;
+    pool_reducer sum_of_squares = {sizeof zero, &zero, add_squares, add};
+    uint64_t sum;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    pool_parallel_for(p, 0, N, 0, sum_squares, &sq);
+    pool_parallel_reduce(p, 0, N, 0, &sum_of_squares, &sq, &sum);
     double sum_ms = ms_since(&t0);
     free(sq.x);
 
-    /* pool_parallel_for has returned, so every call is finished: the sum is complete. */
-    uint64_t sum = atomic_load(&sq.sum), expected = sum_squares_formula(N);
+    uint64_t expected = sum_squares_formula(N);
     if (sum != expected) {
         fprintf(stderr, "sum of squares: got %llu, expected %llu\n", (unsigned long long)sum,
                 (unsigned long long)expected);
@@ -158,6 +166,6 @@ int main(void) {
     }
     printf("sum of squares 1..%u = %llu (mod 2^64), matches n(n+1)(2n+1)/6\n", N,
            (unsigned long long)sum);
-    printf("  %d body calls (grain 0), %.1f ms\n", atomic_load(&sq.calls), sum_ms);
+    printf("  %d fold calls (grain 0), %.1f ms\n", atomic_load(&sq.calls), sum_ms);
     return 0;
 }

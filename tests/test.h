@@ -34,6 +34,9 @@
  *   test_scaled(n, min)    n * test_scale(), but at least min.
  *   test_pool(threads)     a new pool of that many workers, or exit(2).
  *   test_pool_cfg(cfg)     a new pool with that configuration, or exit(2).
+ *   test_pool_without_slots(threads)
+ *                          a pool without external slots: an outside
+ *                          caller's pool_call runs on a worker.
  *   test_fib(arg)          fib through pool_join on test_fib_pool.
  *   test_count(arg)        a pool_fn adding 1 to the atomic_int at arg.
  *   test_counted_task      a pool_task counting its runs in *runs after
@@ -414,6 +417,16 @@ TEST__UNUSED static pool *test_pool(int threads) {
     pool_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = threads;
+    return test_pool_cfg(&cfg);
+}
+
+/* A pool of `threads` workers and no external slots: an outside caller's
+   pool_call then runs on a worker, and its waits only block. */
+TEST__UNUSED static pool *test_pool_without_slots(int threads) {
+    pool_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = threads;
+    cfg.external_slots = POOL_EXTERNAL_SLOTS_NONE;
     return test_pool_cfg(&cfg);
 }
 

@@ -165,6 +165,19 @@ static void rows_scope_and_submit(void) {
     CHECK_EQ_I64(pool_submit_batch(p, NULL, 3), EINVAL);
     CHECK_EQ_I64(pool_submit_batch(p, with_null, 2), EINVAL);
     CHECK_EQ_I64(pool_submit_batch(p, NULL, 0), 0);
+    /* row: pool_set_active_threads out of range: EINVAL, unchanged */
+    CHECK_EQ_I64(pool_set_active_threads(p, 0), EINVAL);
+    CHECK_EQ_I64(pool_set_active_threads(p, pool_num_threads(p) + 1), EINVAL);
+    CHECK_EQ_I64(pool_active_threads(p), pool_num_threads(p));
+    /* row: a priority that is neither level: EINVAL, not taken */
+    CHECK_EQ_I64(pool_submit_priority(p, &t, (pool_priority)2), EINVAL);
+    CHECK_EQ_I64(pool_scope_spawn_priority(&s, &t, (pool_priority)-1), EINVAL);
+    CHECK_EQ_I64(pool_submit_priority(p, NULL, POOL_PRIORITY_HIGH), EINVAL);
+    /* row: a pinned task's worker out of range, or a bad task: EINVAL */
+    CHECK_EQ_I64(pool_submit_pinned(p, -1, &t), EINVAL);
+    CHECK_EQ_I64(pool_submit_pinned(p, pool_num_threads(p), &t), EINVAL);
+    CHECK_EQ_I64(pool_submit_pinned(p, 0, NULL), EINVAL);
+    CHECK_EQ_I64(pool_submit_pinned(p, 0, &no_run), EINVAL);
 
     /* row: a task submitted again while still queued: EBUSY, and it runs once */
     atomic_store(&calls, 0);
@@ -176,6 +189,8 @@ static void rows_scope_and_submit(void) {
     CHECK(pool_submit(p, &t) == 0);
     CHECK_EQ_I64(pool_submit(p, &t), EBUSY);
     CHECK_EQ_I64(pool_scope_spawn(&s, &t), EBUSY);
+    CHECK_EQ_I64(pool_submit_priority(p, &t, POOL_PRIORITY_HIGH), EBUSY);
+    CHECK_EQ_I64(pool_submit_pinned(p, 0, &t), EBUSY);
     CHECK_EQ_I64(pool_submit_blocking(p, &t), EBUSY);
     CHECK_EQ_I64(pool_submit_batch(p, twice, 2), EBUSY); /* u twice in one batch */
     CHECK(pool_submit(p, &u) == 0);                      /* and u was left unmarked */
@@ -204,6 +219,48 @@ static void rows_blocking(void) {
     CHECK_EQ_I64(pool_submit_blocking_job(NULL, &no_run), EINVAL);
     CHECK_EQ_I64(pool_wait_blocking_job(NULL), EINVAL);
     CHECK_EQ_I64(pool_wait_blocking_job(&never), EINVAL); /* row: wait, never submitted */
+}
+
+static pool_inbox other_threads_box;
+
+static void *run_others_inbox(void *arg) {
+    size_t ran = 1;
+    (void)arg;
+    CHECK_EQ_I64(pool_inbox_run(&other_threads_box, &ran), EPERM); /* row: inbox not the owner's */
+    CHECK_EQ_I64(ran, 0);
+    CHECK_EQ_I64(pool_inbox_wait(&other_threads_box, 0), EPERM);
+    return NULL;
+}
+
+static void rows_inbox(void) {
+    pool_task t = POOL_TASK_INIT(count_task), no_run = POOL_TASK_INIT(NULL);
+    pthread_t other;
+    size_t ran = 1;
+    CHECK_EQ_I64(pool_inbox_init(NULL), EINVAL); /* row: inbox NULL */
+    CHECK_EQ_I64(pool_inbox_post(NULL, &t), EINVAL);
+    CHECK_EQ_I64(pool_inbox_run(NULL, &ran), EINVAL);
+    CHECK_EQ_I64(ran, 0);
+    CHECK_EQ_I64(pool_inbox_wait(NULL, 0), EINVAL);
+    CHECK_EQ_I64(pool_inbox_destroy(NULL), EINVAL);
+#ifdef _WIN32
+    CHECK(pool_inbox_handle(NULL) == 0);
+#else
+    CHECK(pool_inbox_handle(NULL) == -1);
+#endif
+    CHECK_EQ_I64(pool_inbox_init(&other_threads_box), 0);
+    CHECK_EQ_I64(pool_inbox_post(&other_threads_box, NULL), EINVAL); /* row: inbox bad task */
+    CHECK_EQ_I64(pool_inbox_post(&other_threads_box, &no_run), EINVAL);
+    CHECK_EQ_I64(pool_inbox_wait(&other_threads_box, -2), EINVAL); /* row: inbox timeout < -1 */
+    CHECK_EQ_I64(pool_inbox_post(&other_threads_box, &t), 0);
+    CHECK_EQ_I64(pool_inbox_post(&other_threads_box, &t), EBUSY); /* row: inbox posted twice */
+    CHECK(pthread_create(&other, NULL, run_others_inbox, NULL) == 0);
+    pthread_join(other, NULL);
+    CHECK_EQ_I64(pool_inbox_destroy(&other_threads_box), EBUSY); /* row: inbox destroyed full */
+    atomic_store(&calls, 0);
+    CHECK_EQ_I64(pool_inbox_run(&other_threads_box, &ran), 0);
+    CHECK_EQ_I64(ran, 1);
+    CHECK_EQ_I64(atomic_load(&calls), 1);
+    CHECK_EQ_I64(pool_inbox_destroy(&other_threads_box), 0);
 }
 
 static void rows_introspection_and_pinning(void) {
@@ -248,6 +305,7 @@ int main(void) {
     CHECK_EQ_I64(pool_destroy(p), 0);
     rows_scope_and_submit();
     rows_blocking();
+    rows_inbox();
     rows_introspection_and_pinning(); /* the fork row: test_fork */
     if (test_failures()) {
         printf("test_badinput: %ld check(s) FAILED\n", test_failures());

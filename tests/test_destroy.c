@@ -1,7 +1,8 @@
 /* test_destroy.c - pool_destroy and argument validation.
  *
  *  - destroy with pending work: many detached tasks (some sleep a few
- *    microseconds, some submit a child) are submitted and pool_destroy is
+ *    microseconds, some submit a child; some at high priority, which has
+ *    a queue of its own to close and drain) are submitted and pool_destroy is
  *    called at once; every accepted task (submit returned 0) has run when
  *    destroy returns, and no other result than 0 or ECANCELED appears;
  *  - a task that runs while destroy is in progress: its pool_submit calls
@@ -46,7 +47,8 @@ static void job_run(pool_task *t) {
     if (j->child) {
         /* this may run after destroy began: either outcome is fine, but it
            must be exactly one of the two, and accepted means it runs */
-        int rc = pool_submit(pd->p, &j->child->task);
+        int rc = pool_submit_priority(pd->p, &j->child->task,
+                                      j->index % 20 ? POOL_PRIORITY_NORMAL : POOL_PRIORITY_HIGH);
         if (rc == 0) atomic_fetch_add(&pd->accepted, 1);
         else if (rc != ECANCELED) atomic_fetch_add(&pd->bad_rc, 1);
     }
@@ -78,8 +80,9 @@ static void test_pending_work(void) {
         }
         /* single submissions and batches of 16, alternating */
         for (i = 0; i < n;) {
-            if ((i / 16) % 2 == 0) {
-                int rc = pool_submit(pd.p, &jobs[i].task);
+            if ((i / 16) % 2 == 0) { /* every fourth one at high priority */
+                int rc = pool_submit_priority(pd.p, &jobs[i].task,
+                                              i % 4 ? POOL_PRIORITY_NORMAL : POOL_PRIORITY_HIGH);
                 CHECK_EQ_I64(rc, 0);
                 if (rc == 0) atomic_fetch_add(&pd.accepted, 1);
                 i++;
@@ -149,7 +152,8 @@ static void long_run(pool_task *t) {
             atomic_store(&d->ran_out, 1);
             break;
         }
-        rc = pool_submit(d->p, &d->extras[k]);
+        rc = pool_submit_priority(d->p, &d->extras[k],
+                                  k % 2 ? POOL_PRIORITY_NORMAL : POOL_PRIORITY_HIGH);
         if (rc == 0) {
             atomic_fetch_add(&d->extra_accepted, 1);
             k++;

@@ -10,15 +10,24 @@
  *    the first 4 in its external slots (the workers steal from them), the
  *    rest injected; the joins above run in a slot too, from main;
  *  - a 50 us heartbeat throughout (its promotions, its stop and resume);
- *  - submits: two outside threads submit bursts of detached tasks with
- *    random pauses between them, long enough for the workers to fall
- *    asleep, so that every burst needs a wake-up; every task must run;
- *  - cancels: rounds of up to 256 scope tasks spawned from outside or
+ *  - submits: two outside threads submit bursts of detached tasks (every
+ *    fourth at high priority, the next pinned to a random worker) while a
+ *    third changes the active count at random, with
+ *    random pauses between them, long
+ *    enough for the workers to fall asleep, so that every burst needs a
+ *    wake-up; every task must run;
+ *  - cancels: rounds of up to 256 scope tasks (every eighth at high
+ *    priority) spawned from outside or
  *    from a worker, cancelled at a random moment by another thread; every
  *    task must run or be skipped exactly once, and every wait return;
  *  - graphs: a random 300-node DAG run again and again, from outside and
  *    from a worker; every node must run once per run, after each of its
- *    predecessors has finished.
+ *    predecessors has finished;
+ *  - an inbox: two tasks of the pool post tasks to main's inbox, which
+ *    main waits on and runs; every task must run once;
+ *  - pins during destroy: a task of a 4-worker pool pins a stream of tasks
+ *    to the other workers while the pool is destroyed at a random moment;
+ *    every pin accepted must run once, on its worker.
  *
  * A lost wake-up leaves a burst unfinished: the watchdog, re-armed after
  * every round, then fails the test and dumps the pool's state (counters
@@ -44,14 +53,17 @@ static void dump_state(void) {
     c = POOL__LOAD(&p->counters, POOL__RELAXED);
     started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
     fprintf(stderr, "pool state (%d threads configured, %u started):\n", soaked_threads, started);
-    fprintf(stderr, "  counters: sleeping %u, inactive %u, JEC %u; injector %s\n",
+    fprintf(stderr, "  counters: sleeping %u, inactive %u, JEC %u; injector %s, high %s\n",
             pool__sleeping_of(c), pool__inactive_of(c), pool__jec_of(c),
-            pool__injector_has_work(&p->injector) ? "NOT EMPTY" : "empty");
+            pool__injector_has_work(&p->injector) ? "NOT EMPTY" : "empty",
+            pool__injector_has_work(&p->injector_high) ? "NOT EMPTY" : "empty");
     for (i = 0; i < started; i++)
         fprintf(stderr,
-                "  worker %u: latch %u (0 unset, 1 sleepy, 2 sleeping, 3 set), deque %lld\n", i,
-                POOL__LOAD(&p->workers[i]->core_latch, POOL__RELAXED),
-                (long long)pool__deque_len(&p->workers[i]->deque));
+                "  worker %u: latch %u (0 unset, 1 sleepy, 2 sleeping, 3 set), deque %lld, "
+                "pinned %s\n",
+                i, POOL__LOAD(&p->workers[i]->core_latch, POOL__RELAXED),
+                (long long)pool__deque_len(&p->workers[i]->deque),
+                pool__injector_seen_work(&p->workers[i]->pinned) ? "NOT EMPTY" : "empty");
     fprintf(stderr, "  external slots taken: %#x\n", POOL__LOAD(&p->slots_taken, POOL__RELAXED));
     for (i = 0; i < p->num_slots; i++)
         fprintf(stderr, "  slot %u: deque %lld\n", i,
@@ -164,6 +176,15 @@ static void count_run(pool_task *t) {
     atomic_fetch_add(&((counted_task *)((char *)t - offsetof(counted_task, task)))->owner->ran, 1);
 }
 
+/* The i-th task of a burst: every fourth at high priority, the one after
+   it pinned to a random worker, the rest normal. */
+static int submit_one(submitter *s, pool_task *t, long i) {
+    if (i % 4 == 0) return pool_submit_priority(soaked, t, POOL_PRIORITY_HIGH);
+    if (i % 4 == 1)
+        return pool_submit_pinned(soaked, (int)(test_rand(&s->rng) % soaked_threads), t);
+    return pool_submit(soaked, t);
+}
+
 /* Bursts of 1..BURST tasks; before reusing them, waits (sleeping, so the
    workers are free) until they all ran: a lost wake-up stalls here. */
 static void *submit_bursts(void *arg) {
@@ -175,7 +196,7 @@ static void *submit_bursts(void *arg) {
         for (i = 0; i < n; i++) {
             s->burst[i].task = (pool_task)POOL_TASK_INIT(count_run);
             s->burst[i].owner = s;
-            CHECK(pool_submit(soaked, &s->burst[i].task) == 0);
+            CHECK(submit_one(s, &s->burst[i].task, i) == 0);
         }
         sent += n;
         while (atomic_load(&s->ran) < sent) test_sleep_us(20);
@@ -187,10 +208,28 @@ static void *submit_bursts(void *arg) {
 
 #define SUBMITTERS 2
 
+static atomic_int toggle_stop;
+
+/* While the submitters run, changes the active count at random (the pinned
+   tasks of the bursts then meet stopped workers too), and restores it. */
+static void *toggle_active(void *arg) {
+    uint64_t rng = 5;
+    (void)arg;
+    while (!atomic_load(&toggle_stop)) {
+        CHECK(pool_set_active_threads(soaked, 1 + (int)(test_rand(&rng) % soaked_threads)) == 0);
+        test_sleep_us((long)(test_rand(&rng) % 1000));
+    }
+    CHECK(pool_set_active_threads(soaked, soaked_threads) == 0);
+    return NULL;
+}
+
 static long soak_submits(long total) {
     static submitter subs[SUBMITTERS];
+    pthread_t toggler;
     long ran = 0;
     int i;
+    atomic_store(&toggle_stop, 0);
+    CHECK(pthread_create(&toggler, NULL, toggle_active, NULL) == 0);
     for (i = 0; i < SUBMITTERS; i++) {
         subs[i].tasks = total / SUBMITTERS;
         subs[i].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
@@ -202,7 +241,66 @@ static long soak_submits(long total) {
         CHECK_EQ_I64(atomic_load(&subs[i].ran), subs[i].tasks);
         ran += atomic_load(&subs[i].ran);
     }
+    atomic_store(&toggle_stop, 1);
+    pthread_join(toggler, NULL);
     return ran;
+}
+
+/* ------------------------------------------------------------------------ */
+/* An inbox                                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define INBOX_POSTERS 2
+
+static pool_inbox soak_inbox;
+static pool_task *inbox_tasks;
+static atomic_int *inbox_runs;
+static long inbox_each;
+
+static void inbox_task_run(pool_task *t) { atomic_fetch_add(&inbox_runs[t - inbox_tasks], 1); }
+
+typedef struct inbox_poster {
+    pool_task task;
+    long first;
+} inbox_poster;
+
+static void inbox_post_share(pool_task *t) {
+    long i, first = ((inbox_poster *)(void *)t)->first;
+    for (i = first; i < first + inbox_each; i++)
+        CHECK(pool_inbox_post(&soak_inbox, &inbox_tasks[i]) == 0);
+}
+
+/* Two tasks of the pool post `each` tasks apiece to main's inbox; main waits
+   on it and runs them: each must run once, on main. */
+static long soak_inbox_posts(long each) {
+    inbox_poster posters[INBOX_POSTERS];
+    long total = INBOX_POSTERS * each, done = 0, i;
+    inbox_each = each;
+    inbox_tasks = (pool_task *)calloc((size_t)total, sizeof *inbox_tasks);
+    inbox_runs = (atomic_int *)calloc((size_t)total, sizeof *inbox_runs);
+    if (!inbox_tasks || !inbox_runs) exit(2);
+    for (i = 0; i < total; i++) inbox_tasks[i].run = inbox_task_run;
+    CHECK(pool_inbox_init(&soak_inbox) == 0);
+    memset(posters, 0, sizeof posters);
+    for (i = 0; i < INBOX_POSTERS; i++) {
+        posters[i].task.run = inbox_post_share;
+        posters[i].first = i * each;
+        CHECK(pool_submit(soaked, &posters[i].task) == 0);
+    }
+    while (done < total && !test_failures()) {
+        size_t ran;
+        int err = pool_inbox_wait(&soak_inbox, 10000);
+        CHECK_MSG(err == 0, "the inbox's handle stayed unreadable for 10 s, %ld of %ld run", done,
+                  total);
+        CHECK(pool_inbox_run(&soak_inbox, &ran) == 0);
+        done += (long)ran;
+        test_watchdog(60, "test_soak (inbox)");
+    }
+    for (i = 0; i < total; i++) CHECK_EQ_I64(atomic_load(&inbox_runs[i]), 1);
+    CHECK(pool_inbox_destroy(&soak_inbox) == 0);
+    free(inbox_tasks);
+    free(inbox_runs);
+    return done;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -246,7 +344,9 @@ static void *canceller(void *arg) {
    refused: the cancel came first). */
 static long cancel_spawn(long n) {
     long i, taken = 0;
-    for (i = 0; i < n; i++) taken += pool_scope_spawn(&cancel_scope, &cancel_tasks[i].task) == 0;
+    for (i = 0; i < n; i++)
+        taken += pool_scope_spawn_priority(&cancel_scope, &cancel_tasks[i].task,
+                                           i % 8 ? POOL_PRIORITY_NORMAL : POOL_PRIORITY_HIGH) == 0;
     return taken;
 }
 
@@ -353,6 +453,75 @@ static long soak_graphs(long runs) {
     return runs;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Pins racing with a destroy                                               */
+/* ------------------------------------------------------------------------ */
+
+#define PIN_STREAM 20000
+
+typedef struct pin_task {
+    pool_task task;
+    atomic_int runs;
+    int want, worker;
+} pin_task;
+
+static pool *pin_pool;
+static pin_task *pin_stream;
+static atomic_long pins_accepted;
+
+static void pin_run(pool_task *t) {
+    pin_task *k = (pin_task *)(void *)t;
+    k->worker = pool_worker_index();
+    atomic_fetch_add(&k->runs, 1);
+}
+
+/* A task of the pool pins a stream to workers 1-3 until its pool's
+   destroy refuses it (ECANCELED). */
+static void pin_streamer(pool_task *t) {
+    long i;
+    int err = 0;
+    (void)t;
+    for (i = 0; i < PIN_STREAM && !err; i++) {
+        pin_stream[i].task.run = pin_run;
+        pin_stream[i].want = 1 + (int)(i % 3);
+        if ((err = pool_submit_pinned(pin_pool, pin_stream[i].want, &pin_stream[i].task)) == 0)
+            atomic_fetch_add(&pins_accepted, 1);
+    }
+    CHECK(err == 0 || err == ECANCELED);
+}
+
+/* Rounds of a 4-worker pool destroyed at a random moment of the stream:
+   every pin accepted ran once, on its worker. */
+static long soak_pin_destroy(long rounds) {
+    uint64_t rng = 11;
+    long r, i, accepted = 0;
+    pin_stream = (pin_task *)calloc(PIN_STREAM, sizeof *pin_stream);
+    if (!pin_stream) exit(2);
+    for (r = 0; r < rounds && !test_failures(); r++) {
+        pool_task streamer = POOL_TASK_INIT(pin_streamer);
+        long n;
+        memset(pin_stream, 0, PIN_STREAM * sizeof *pin_stream);
+        atomic_store(&pins_accepted, 0);
+        pin_pool = test_pool(4);
+        CHECK_EQ_I64(pool_submit_pinned(pin_pool, 0, &streamer), 0);
+        test_sleep_us((long)(test_rand(&rng) % 2000));
+        CHECK_EQ_I64(pool_destroy(pin_pool), 0);
+        n = atomic_load(&pins_accepted);
+        for (i = 0; i < n; i++)
+            if (atomic_load(&pin_stream[i].runs) != 1 ||
+                pin_stream[i].worker != pin_stream[i].want) {
+                CHECK_MSG(0, "round %ld: pin %ld of %ld accepted ran %d times, on worker %d of %d",
+                          r, i, n, atomic_load(&pin_stream[i].runs), pin_stream[i].worker,
+                          pin_stream[i].want);
+                break;
+            }
+        accepted += n;
+        test_watchdog(60, "test_soak (pins during destroy)");
+    }
+    free(pin_stream);
+    return accepted;
+}
+
 int main(void) {
     static const int thread_counts[] = {1, 16};
     const char *mode = getenv("POOL_SOAK");
@@ -368,7 +537,7 @@ int main(void) {
            full ? "full" : "reduced", joins, submits);
     for (k = 0; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
         double t0 = test_now();
-        long j, c, sub, can, gr;
+        long j, c, sub, can, gr, ib;
         pool_stats st, before_callers;
         pool_config cfg;
         memset(&cfg, 0, sizeof cfg);
@@ -385,11 +554,12 @@ int main(void) {
         sub = soak_submits(submits);
         can = soak_cancels(cancels);
         gr = soak_graphs(graph_runs);
+        ib = soak_inbox_posts(submits / 2);
         pool_stats_get(soaked, &st);
         printf("  %2d threads: %ld joins, %ld from %d outside callers at once, %ld submits, %ld "
-               "cancelled rounds, %ld graph runs, all completed (%.1f s); %llu halves promoted, "
-               "%llu tasks stolen, %llu calls in slots, %llu tasks skipped\n",
-               soaked_threads, j, c, CALLERS, sub, can, gr, test_now() - t0,
+               "cancelled rounds, %ld graph runs, %ld inbox tasks, all completed (%.1f s); %llu "
+               "halves promoted, %llu tasks stolen, %llu calls in slots, %llu tasks skipped\n",
+               soaked_threads, j, c, CALLERS, sub, can, gr, ib, test_now() - t0,
                (unsigned long long)st.joins_promoted, (unsigned long long)st.jobs_stolen,
                (unsigned long long)st.slot_calls, (unsigned long long)st.tasks_cancelled);
         if (soaked_threads > 1 && !test_under_valgrind()) /* valgrind: one thread at a time */
@@ -397,6 +567,12 @@ int main(void) {
         CHECK_EQ_I64(pool_destroy(soaked), 0);
         soaked = NULL;
         test_watchdog(60, "test_soak");
+    }
+    {
+        long rounds = full ? 5000 : test_scaled(100, 10);
+        printf(
+            "  pins during destroy: %ld rounds, %ld pins accepted, each ran once on its worker\n",
+            rounds, soak_pin_destroy(rounds));
     }
     if (test_failures()) {
         printf("test_soak: %ld check(s) FAILED\n", test_failures());

@@ -81,38 +81,71 @@ static void test_long_budget(void) {
    the idle pool costs nothing more. */
 #define SHORT_US 20000
 
+/* The upper bound: after a burst each worker spins its budget once and no
+   more, plus what it spun during the burst (at most the burst's length),
+   plus 10 ms for a yield's overshoot. How far a spin overshoots is a
+   scheduling delay (a worker preempted in its last yield counts the time
+   it waited for the CPU), which a machine busy with other work can stretch
+   by tens of ms in one round; a budget misread, or restarted within a
+   spell, overshoots in every round. So a round over the bound is tried
+   again, and only the last of SPIN_ROUNDS fails the check. */
+#define SPIN_ROUNDS 3
+
+/* Whether a worker spun more than the bound; fails the check if `last`. */
+static int spun_too_long(pool *p, const pool_worker_stats *w_before, double burst_ns, int last) {
+    pool_worker_stats w;
+    double bound = SHORT_US * 1e3 + burst_ns + 10e6;
+    int i, over = 0;
+    for (i = 0; i < 2; i++) {
+        uint64_t spun;
+        CHECK(pool_worker_stats_get(p, i, &w) == 0);
+        spun = w.spin_ns - w_before[i].spin_ns;
+        if ((double)spun <= bound) continue;
+        over = 1;
+        if (last)
+            CHECK_MSG((double)spun <= bound,
+                      "worker %d spun %" PRIu64 " ns after a burst of %.0f ns, budget %d us per "
+                      "spell, in each of %d rounds",
+                      i, spun, burst_ns, SHORT_US, SPIN_ROUNDS);
+        else
+            printf("    worker %d spun %" PRIu64 " ns after a burst of %.0f ns: once more\n", i,
+                   spun, burst_ns);
+    }
+    return over;
+}
+
 static void test_short_budget(void) {
     pool *p = spin_pool(2, SHORT_US);
     pool_stats before, after;
     pool_worker_stats w, w_before[2];
     double cpu0, cpu1, t0, burst_ns;
-    int i;
+    int i, round;
     test_watchdog(60, "test_spin: short budget");
     burst(p);
     test_sleep_us(300000); /* the first spells, from the threads' start, are over */
-    before = stats(p);
-    for (i = 0; i < 2; i++) CHECK(pool_worker_stats_get(p, i, &w_before[i]) == 0);
-    t0 = test_now();
-    burst(p);
-    burst_ns = (test_now() - t0) * 1e9;
-    test_sleep_us(300000);
-    after = stats(p);
+    for (round = 1; round <= SPIN_ROUNDS; round++) {
+        before = stats(p);
+        for (i = 0; i < 2; i++) CHECK(pool_worker_stats_get(p, i, &w_before[i]) == 0);
+        t0 = test_now();
+        burst(p);
+        burst_ns = (test_now() - t0) * 1e9;
+        test_sleep_us(300000);
+        after = stats(p);
+        /* spin_ns grows only when a spin ends. A spin that never ends on
+           its own is counted when work ends it: the burst ends the spell
+           that spun through the idle window before it, over the bound in
+           every round; and the idle pool neither sleeps nor stops burning
+           CPU, which the checks below catch at once. Emulators and valgrind
+           stretch a yield too far for a bound. */
+        if (test_under_valgrind() || test_runner()[0]) break;
+        if (!spun_too_long(p, w_before, burst_ns, round == SPIN_ROUNDS)) break;
+    }
     /* Each started worker had one spell after the burst (and short ones
        during it, while it looked for work to steal), however often it was
        woken for nothing afterwards. */
     CHECK_MSG(after.spin_ns - before.spin_ns >= (uint64_t)SHORT_US * 1000,
               "spun %" PRIu64 " ns after a burst, budget %d us", after.spin_ns - before.spin_ns,
               SHORT_US);
-    /* And no more: each worker's budget once, plus what it spun during the
-       burst (at most the burst's length), plus a yield's overshoot. A spin
-       that does not end would count the whole 300 ms. Emulators and
-       valgrind stretch a yield too far for a bound. */
-    for (i = 0; i < 2 && !test_under_valgrind() && !test_runner()[0]; i++) {
-        CHECK(pool_worker_stats_get(p, i, &w) == 0);
-        CHECK_MSG((double)(w.spin_ns - w_before[i].spin_ns) <= SHORT_US * 1e3 + burst_ns + 10e6,
-                  "worker %d spun %" PRIu64 " ns after a burst of %.0f ns, budget %d us per spell",
-                  i, w.spin_ns - w_before[i].spin_ns, burst_ns, SHORT_US);
-    }
     CHECK_MSG(after.sleeps > before.sleeps, "no worker slept after its budget");
     for (i = 0; i < 2; i++) {
         CHECK(pool_worker_stats_get(p, i, &w) == 0);

@@ -114,6 +114,8 @@ static char *trace_of(pool *p, const char *path, size_t *len, pool_stats *st) {
 }
 
 static void test_real_run(const char *path) {
+    /* Before the pool: its trace's time starts at pool_create. */
+    double start = test_now();
     pool *p = test_pool(2);
     struct trace_summary s;
     struct tally t;
@@ -124,7 +126,6 @@ static void test_real_run(const char *path) {
     char *json;
     int w, limit = pool_worker_index_limit(p);
     long injected = 0;
-    double start = test_now();
 
     workload(p);
     json = trace_of(p, path, &len, &st);

@@ -2,13 +2,14 @@
  *
  * Soak, on pools of 2 and 16 threads: thousands of cycles of
  *   { sleep 1-3 ms (nanosleep) so the workers go to sleep in the kernel;
- *     then post work from outside: pool_call, pool_submit, a batch of
- *     pool_submit, or pool_join, and wait for it }.
+ *     then post work from outside: pool_call, pool_submit (at either
+ *     priority), a batch of pool_submit, or pool_join, and wait for it }.
  * A lost wake-up leaves a submitted task unrun: the wait for it times out
  * after 10 s and the test fails at once (pool_call/pool_join hangs are
  * caught by the watchdog), instead of hanging the run.
  *
- * Racy soak: the same with gaps of 0-400 us, spinning or sleeping, so that
+ * Racy soak: the same (pool_submit, every other one at high priority) with
+ * gaps of 0-400 us, spinning or sleeping, so that
  * work arrives at every point of a worker's way to sleep (searching,
  * yielding, announcing it is sleepy, registering, blocking): the window
  * where a wake-up gets lost.
@@ -123,8 +124,10 @@ static void soak(pool *p, const char *pool_name, long cycles) {
             pool_call(p, inc, &ran);
             expect_ran += 1;
             break;
-        case 1:
-            CHECK_EQ_I64(pool_submit(p, &tasks[0].task), 0);
+        case 1: /* every other time at high priority: its injector has the same pair */
+            CHECK_EQ_I64(pool_submit_priority(p, &tasks[0].task,
+                                              i & 4 ? POOL_PRIORITY_HIGH : POOL_PRIORITY_NORMAL),
+                         0);
             expect_ran += 1;
             if (!completion_wait(&comp, ++waited, 10))
                 fail_now("pool_submit task not run after 10 s (lost wake-up)", pool_name, i);
@@ -174,7 +177,9 @@ static void racy_soak(pool *p, const char *pool_name, long cycles) {
         if (i % 1024 == 0) test_watchdog(30, wd);
         if (gap < 100) spin_us(gap); /* the worker is still searching or yielding */
         else test_sleep_us(gap);
-        CHECK_EQ_I64(pool_submit(p, &task.task), 0);
+        CHECK_EQ_I64(
+            pool_submit_priority(p, &task.task, i & 1 ? POOL_PRIORITY_HIGH : POOL_PRIORITY_NORMAL),
+            0);
         if (!completion_wait(&comp, i + 1, 10))
             fail_now("pool_submit task not run after 10 s (lost wake-up)", pool_name, i);
     }
