@@ -5,7 +5,7 @@ CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
 .PHONY: all test test-debug format-check format test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
-	bench-stats bench-smoke bench-peers bench-results bench-graph bench-scaling portability clean \
+	bench-stats bench-smoke bench-peers bench-results bench-graph bench-scaling bench-mpi portability clean \
 	install uninstall
 
 all: examples
@@ -96,6 +96,11 @@ bench:
 # What the statistics counters cost: bench/fib.c with and without POOL_NO_STATS.
 bench-stats:
 	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/stats_cost.sh
+
+# examples/mpi/nqueens_mpi.c as 1 rank x 2 threads and 2 ranks x 1 thread against the serial
+# count, on this machine (N=15 REPS=7 unless given; installs Debian's Open MPI if it can).
+bench-mpi:
+	BUILD=$(BUILD)/bench N="$(N)" REPS="$(REPS)" sh bench/mpi.sh
 
 # Every benchmark program built (warnings are errors) and run once at tiny sizes; the peers of
 # bench-peers too when their packages are installed (PEERS=1: always, PEERS=0: never).
