@@ -36,8 +36,8 @@
 #define PREFIX_ROWS 3
 
 /* The counts of OEIS A000170 for N = 0 .. 18. */
-static const long long known[] = {1,     1,      0,       0,        2,         10,       4,
-                                  40,    92,     352,     724,      2680,      14200,    73712,
+static const long long known[] = {1,      1,       0,        0,        2,        10,    4,
+                                  40,     92,      352,      724,      2680,     14200, 73712,
                                   365596, 2279184, 14772512, 95815104, 666090624};
 
 /* A partial board: the columns taken and the diagonals attacked on the next row. */
