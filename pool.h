@@ -1363,9 +1363,710 @@ POOL_DEF int pool_stats_print(const pool *p, FILE *out);
    Blocks:  on the file's I/O. */
 POOL_DEF int pool_trace_write(const pool *p, const char *path);
 
+/* ---- the inline join (private) ------------------------------------------ */
+
+/* Not API: the layout that the C++ interface (below) compiles into its
+   callers, so that a join of two lambdas runs inline, with no call into
+   the implementation, in any translation unit. It is the lazy joins
+   section's protocol, and the C join runs the very same functions. One
+   symbol is exported for it, pool__join_current_v1 (static in a
+   POOL_STATIC build); its _v1 changes with any change of layout here, so
+   that files built against different pool.h versions fail to link instead
+   of misreading a worker. */
+
+#if defined(__cplusplus)
+#define POOL__THREAD_LOCAL thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define POOL__THREAD_LOCAL _Thread_local
+#else
+#define POOL__THREAD_LOCAL __thread
+#endif
+
+/* The sleepers' count in a pool's sleep counters (see the sleep section). */
+#define POOL__SLEEPING_MASK ((uint64_t)0xffff)
+
+/* A function call packaged as a task, with a latch for its completion: the
+   second half of a join, or a call from outside the pool. */
+typedef struct pool__call_job {
+    pool_task task;
+    pool_fn fn;
+    void *arg;
+    uint32_t thief; /* 1 + the index of the worker that took it from a queue; 0: none yet */
+    /* A join half: the scope whose task its joiner ran innermost, which
+       its thief then runs a task of as well (see pool__inside_task_of). */
+    const pool_scope *enclosing;
+    pool__latch done;
+} pool__call_job;
+
+/* A join's frame, on its joiner's stack (see the lazy joins section). */
+typedef struct pool__lazy_join {
+    pool__call_job job; /* fn and arg from the start; the rest once promoted */
+    struct pool__lazy_join *older;
+    struct pool__lazy_join *newer;           /* valid while this is not the newest frame */
+    struct pool__lazy_join *promoted_before; /* the view's `promoted` when this one was pushed */
+    int promoted;
+} pool__lazy_join;
+
+/* A pool's thread counts, read at every join that may promote. */
+typedef struct pool__thread_counts {
+    /* Workers [0, started) have a thread: workers, then spares. Written
+       under spawn_lock. */
+    uint32_t started;
+    uint32_t parked; /* workers parked in a wait (see the waiting section) */
+    uint32_t active; /* the active count (see the retirement section) */
+} pool__thread_counts;
+
+/* A worker (or external slot) as a join on its thread sees it. Only its
+   owner writes newest and promoted; the rest is set when it is made. The
+   three functions are the join's slow paths, in the implementation. */
+typedef struct pool__join_view pool__join_view;
+struct pool__join_view {
+    pool__lazy_join *newest;   /* the newest join of the task it runs innermost */
+    pool__lazy_join *promoted; /* ... and the newest of them that was pushed */
+    pool *home;
+    const uint32_t *promote_wanted;     /* its own; other threads set it (see "Who asks") */
+    const uint64_t *counters;           /* home's sleep counters */
+    const pool__thread_counts *threads; /* home's */
+    uint32_t max_workers;               /* home's: num_threads plus the spares it may start */
+    /* f's half onto the deque at once (an eager join). */
+    void (*push_half)(pool__join_view *v, pool__lazy_join *f);
+    /* The oldest lazy halves onto the deque, where thieves find them. */
+    void (*promote)(pool__join_view *v);
+    /* f was promoted: takes its half back, or waits for its thief. 1: the
+       caller runs the half; 0: the thief has run it. */
+    int (*take_back)(pool__join_view *v, pool__lazy_join *f);
+};
+
+/* The join view of the worker or slot running this thread; NULL on a
+   thread outside every pool. */
+#ifdef POOL_STATIC
+static POOL__THREAD_LOCAL pool__join_view *pool__join_current_v1;
+#else
+extern POOL__THREAD_LOCAL pool__join_view *pool__join_current_v1;
+#endif
+
+/* How many threads a pool wants started: the active count plus a stand-in
+   for each worker parked in a wait (see the retirement section), at most
+   max_workers. mo: the loads' memory order. */
+static inline uint32_t pool__threads_wanted_of(const pool__thread_counts *t, uint32_t max_workers,
+                                               int mo) {
+    uint32_t want = __atomic_load_n(&t->active, mo) + __atomic_load_n(&t->parked, mo);
+    return want < max_workers ? want : max_workers;
+}
+
+/* Whether v's pool wants another thread busy: a sleeper to wake, a thread
+   to start. Relaxed: a hint read at every join; a promotion announces with
+   the full pairing. */
+static inline int pool__join_wants_threads(const pool__join_view *v) {
+    return (__atomic_load_n(v->counters, __ATOMIC_RELAXED) & POOL__SLEEPING_MASK) != 0 ||
+           __atomic_load_n(&v->threads->started, __ATOMIC_RELAXED) <
+               pool__threads_wanted_of(v->threads, v->max_workers, __ATOMIC_RELAXED);
+}
+
+/* A join's start, on v's thread: records the second half, b(b_arg), in
+   frame f, lazily unless `eager` or f is the task's outermost join, and
+   promotes older halves if someone asked. The first half runs next. */
+static inline void pool__join_begin(pool__join_view *v, pool__lazy_join *f, pool_fn b, void *b_arg,
+                                    int eager) {
+    f->job.fn = b;
+    f->job.arg = b_arg;
+    f->promoted = 0;
+    f->older = v->newest;
+    v->newest = f;
+    if (f->older) f->older->newer = f;
+    if (eager || !f->older) v->push_half(v, f);
+    else if (__atomic_load_n(v->promote_wanted, __ATOMIC_RELAXED) || pool__join_wants_threads(v))
+        v->promote(v);
+}
+
+/* A join's end, once its first half has returned: 1 if the caller is to
+   run the second half now (it was never promoted, or was taken back), 0
+   if a thief ran it. A half never promoted is taken back with a plain
+   store: no barrier, nothing another thread sees. */
+static inline int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
+    v->newest = f->older;
+    if (!f->promoted) {
+        /* Asked again here too: a first half that forked the last time
+           returns into halves that may never fork again. */
+        if (__atomic_load_n(v->promote_wanted, __ATOMIC_RELAXED)) v->promote(v);
+        return 1;
+    }
+    return v->take_back(v, f);
+}
+
 #ifdef __cplusplus
 }
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* The C++ interface                                                   >>cpp */
+/*                                                                          */
+/* Namespace pool_cpp (a C++ namespace cannot share the name of the C type  */
+/* pool). C++11 or later; the C API is untouched, and a C implementation    */
+/* file serves C++ users and the other way round. Define POOL_NO_CPP to     */
+/* leave it out.                                                            */
+/*                                                                          */
+/*   join(p, a, b)               a() and b(), in parallel if a worker is    */
+/*                               free; inline on a worker of p (below)      */
+/*   call(p, f)                  f() on the pool, its result returned       */
+/*   parallel_for(p, lo, hi, [grain,] body)   body(i) for i in [lo, hi)     */
+/*   parallel_reduce(p, lo, hi, grain, identity, fold, combine)             */
+/*   sort(p, first, last[, cmp]) std::sort's contract, in parallel          */
+/*   scope s(p); s.spawn(f); s.wait();        tasks of any callable         */
+/*                                                                          */
+/* Callables are lambdas (with captures) or function objects; p NULL is the */
+/* default pool, as in C. These run on the pool as the C functions of the   */
+/* same names do, and block as they do (see WAITING).                       */
+/*                                                                          */
+/* Exceptions. An exception thrown by a half of a join, a loop body, a fold */
+/* or combine, a comparison, a scope's task or call's f is caught on the    */
+/* thread that threw it; the rest of the work still runs to its end, and    */
+/* then the first exception is rethrown to the caller of the join, loop,    */
+/* call, sort or scope wait (for a join whose halves both throw: a's). No   */
+/* exception ever crosses a C frame of pool.h. Built without exceptions     */
+/* (-fno-exceptions), nothing is caught: a throw is then impossible.        */
+/*                                                                          */
+/* The inline join. join() called on a worker of p records b in a frame on  */
+/* the caller's stack and calls a() and b() directly, through the same      */
+/* pool__join_begin and _end as the C join, with no call into the           */
+/* implementation unless b is promoted (see the lazy joins section): the    */
+/* compiler sees both lambdas whole. It reads the worker through one        */
+/* thread-local, pool__join_current_v1, exported by the implementation      */
+/* file (the one private symbol pool.h exports). With POOL_STATIC, each     */
+/* file that includes pool.h has its own implementation, and this whole     */
+/* namespace is given internal linkage too: C++ in that file joins inline   */
+/* on that copy's pools, as a C user of it would.                           */
+/*                                                                          */
+/* Allocation. join, call, parallel_for and parallel_reduce allocate        */
+/* nothing (what they pass the pool lives on the caller's stack). sort      */
+/* allocates a buffer of n elements (std::vector). scope::spawn must keep   */
+/* the callable beyond the spawner's frame: a callable that is trivially    */
+/* copyable and small (up to POOL_SPAWN_COPY_MAX bytes with the scope's     */
+/* pointer) is copied into the pool's cells (pool_scope_spawn_copy: no      */
+/* allocation while a worker's cache lasts); any other is moved into one    */
+/* `new` per spawn, deleted when it has run or been skipped.                */
+/* ------------------------------------------------------------------------ */
+
+#if defined(__cplusplus) && !defined(POOL_NO_CPP)
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <new>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#define POOL__CPP_EXCEPTIONS 1
+#else
+#define POOL__CPP_EXCEPTIONS 0
+#endif
+
+/* clang-format off: the namespaces' braces come from these */
+#ifdef POOL_STATIC
+#define POOL__CPP_OPEN \
+    namespace pool_cpp { \
+    namespace {
+#define POOL__CPP_CLOSE \
+    } \
+    }
+#else
+#define POOL__CPP_OPEN namespace pool_cpp {
+#define POOL__CPP_CLOSE }
+#endif
+/* clang-format on */
+
+POOL__CPP_OPEN
+
+namespace detail {
+
+/* Where the first exception of a piece of parallel work waits for its
+   caller. Any thread may capture; only the caller takes it, after the
+   join or wait that ends the work. */
+class first_error {
+  public:
+    first_error() : taken_(false) {}
+
+    /* In a catch block: keeps the exception in flight if it is the first. */
+    void capture() noexcept {
+#if POOL__CPP_EXCEPTIONS
+        /* Relaxed: the exchange only elects the one thread that writes
+           error_. The caller reads error_ after the join or wait that ended
+           the work, which orders that read after the write (the pool's
+           release when a task ends, acquire in the wait). */
+        if (!taken_.exchange(true, std::memory_order_relaxed)) error_ = std::current_exception();
+#endif
+    }
+
+    /* Rethrows the kept exception, if any, and forgets it (the work may
+       be run again: a scope is reusable). */
+    void rethrow() {
+#if POOL__CPP_EXCEPTIONS
+        if (!taken_.load(std::memory_order_relaxed)) return;
+        std::exception_ptr e = error_;
+        error_ = nullptr;
+        taken_.store(false, std::memory_order_relaxed);
+        std::rethrow_exception(e);
+#endif
+    }
+
+  private:
+    std::atomic<bool> taken_;
+#if POOL__CPP_EXCEPTIONS
+    std::exception_ptr error_;
+#endif
+};
+
+/* Calls f(), an exception it throws kept in err. */
+template <class F> inline void guarded(first_error &err, F &&f) noexcept {
+#if POOL__CPP_EXCEPTIONS
+    try {
+        f();
+    } catch (...) {
+        err.capture();
+    }
+#else
+    (void)err;
+    f();
+#endif
+}
+
+/* Calls f(), an exception it throws kept in *err (one thread's: no
+   atomics). */
+template <class F> inline void guarded_by_one(void *err, F &&f) noexcept {
+#if POOL__CPP_EXCEPTIONS
+    try {
+        f();
+    } catch (...) {
+        *static_cast<std::exception_ptr *>(err) = std::current_exception();
+    }
+#else
+    (void)err;
+    f();
+#endif
+}
+
+/* Rethrows *err if it holds an exception. */
+inline void rethrow_if(void *err) {
+#if POOL__CPP_EXCEPTIONS
+    std::exception_ptr *e = static_cast<std::exception_ptr *>(err);
+    if (*e) std::rethrow_exception(*e);
+#else
+    (void)err;
+#endif
+}
+
+#if POOL__CPP_EXCEPTIONS
+typedef std::exception_ptr half_error;
+#else
+typedef char half_error;
+#endif
+
+/* A callable as a pool_fn: one half of a join, run by one thread. */
+template <class F> struct half {
+    F *fn;
+    half_error error;
+    explicit half(F *f) : fn(f), error() {}
+    static void run(void *arg) {
+        half *h = static_cast<half *>(arg);
+        guarded_by_one(&h->error, *h->fn);
+    }
+};
+
+/* join on a worker of its pool: b recorded in a frame on this stack, a
+   and b called directly (see "The inline join"). */
+template <class A, class B> inline void join_inline(pool__join_view *v, A &a, B &b) {
+    half<B> hb(&b);
+    half_error a_error = half_error();
+    pool__lazy_join f;
+    pool__join_begin(v, &f, &half<B>::run, &hb, 0);
+    guarded_by_one(&a_error, a);
+    if (pool__join_end(v, &f)) guarded_by_one(&hb.error, b);
+    rethrow_if(&a_error);
+    rethrow_if(&hb.error);
+}
+
+/* join from any other thread: pool_join's way. */
+template <class A, class B> void join_elsewhere(pool *p, A &a, B &b) {
+    half<A> ha(&a);
+    half<B> hb(&b);
+    pool_join(p, &half<A>::run, &ha, &half<B>::run, &hb);
+    rethrow_if(&ha.error);
+    rethrow_if(&hb.error);
+}
+
+/* call's function and where its result goes. */
+template <class F, class R> struct call_box {
+    F *fn;
+    first_error error;
+    R *result;
+    static void run(void *arg) {
+        call_box *b = static_cast<call_box *>(arg);
+        guarded(b->error, [b] { *b->result = (*b->fn)(); });
+    }
+};
+
+template <class F> struct call_box<F, void> {
+    F *fn;
+    first_error error;
+    static void run(void *arg) {
+        call_box *b = static_cast<call_box *>(arg);
+        guarded(b->error, *b->fn);
+    }
+};
+
+/* A loop body as pool_parallel_for's. */
+template <class F> struct loop {
+    F *body;
+    first_error error;
+    static void run(void *arg, size_t lo, size_t hi) {
+        loop *l = static_cast<loop *>(arg);
+        guarded(l->error, [l, lo, hi] {
+            for (size_t i = lo; i < hi; i++) (*l->body)(i);
+        });
+    }
+};
+
+} /* namespace detail */
+
+/* join: runs a() and b(), possibly at the same time on two threads, and
+   returns when both have returned; pool_join for callables. On a worker
+   of p it is inline (see "The inline join" above): a costs a direct call,
+   and b one too unless an idle worker took it.
+   Exceptions: if a() or b() throws, the other still runs; then a's
+            exception, else b's, is rethrown here.
+   Threads: any (from outside the pool, as pool_join).
+   Blocks:  until both have returned (see WAITING). */
+template <class A, class B> inline void join(pool *p, A &&a, B &&b) {
+    pool__join_view *v = pool__join_current_v1;
+    if (v && v->home == p) detail::join_inline(v, a, b);
+    else detail::join_elsewhere(p, a, b);
+}
+
+/* call: runs f() on p and returns its result (decayed: a value, never a
+   reference); pool_call for a callable. R must be default-constructible
+   and move-assignable.
+   Exceptions: what f throws is rethrown here.
+   Threads: any.
+   Blocks:  until f returns (see pool_call). */
+template <class F>
+inline auto call(pool *p, F &&f) ->
+    typename std::enable_if<!std::is_void<decltype(f())>::value,
+                            typename std::decay<decltype(f())>::type>::type {
+    typedef typename std::remove_reference<F>::type FF;
+    typedef typename std::decay<decltype(f())>::type R;
+    R result = R();
+    detail::call_box<FF, R> box = {&f, {}, &result};
+    pool_call(p, &detail::call_box<FF, R>::run, &box);
+    box.error.rethrow();
+    return result;
+}
+
+template <class F>
+inline auto call(pool *p, F &&f) ->
+    typename std::enable_if<std::is_void<decltype(f())>::value>::type {
+    typedef typename std::remove_reference<F>::type FF;
+    detail::call_box<FF, void> box = {&f, {}};
+    pool_call(p, &detail::call_box<FF, void>::run, &box);
+    box.error.rethrow();
+}
+
+/* parallel_for: calls body(i) for every i in [begin, end) exactly once, in
+   parallel, in pieces as pool_parallel_for cuts them (grain: see there;
+   without it, 0).
+   Exceptions: a throw ends its piece; the other pieces run to their end,
+            then the first exception is rethrown here.
+   Threads: any.
+   Blocks:  until every piece is done (see WAITING). */
+template <class F>
+inline void parallel_for(pool *p, size_t begin, size_t end, size_t grain, F &&body) {
+    typedef typename std::remove_reference<F>::type FF;
+    detail::loop<FF> l = {&body, {}};
+    pool_parallel_for(p, begin, end, grain, &detail::loop<FF>::run, &l);
+    l.error.rethrow();
+}
+
+template <class F> inline void parallel_for(pool *p, size_t begin, size_t end, F &&body) {
+    parallel_for(p, begin, end, 0, std::forward<F>(body));
+}
+
+namespace detail {
+
+template <class T, class Fold, class Combine> struct reduction {
+    pool *p;
+    size_t grain;
+    const T *identity;
+    const Fold *fold;
+    const Combine *combine;
+
+    T run(size_t lo, size_t hi) const {
+        if (hi - lo <= grain) return (*fold)(lo, hi, *identity);
+        size_t mid = lo + (hi - lo) / 2;
+        T left(*identity), right(*identity);
+        join(
+            p, [&] { left = run(lo, mid); }, [&] { right = run(mid, hi); });
+        return (*combine)(std::move(left), std::move(right));
+    }
+};
+
+} /* namespace detail */
+
+/* parallel_reduce: folds [begin, end) into one T: the range is halved by
+   joins down to pieces of at most grain elements (0: about 8 pieces per
+   thread of p), each piece is fold(lo, hi, identity) -> T, and neighbours
+   are combined in range order, combine(left, right) -> T. combine must
+   be associative, not commutative; with a grain the pieces and the order
+   of every combine depend only on begin, end and grain, so a
+   floating-point sum is the same on every run and thread count. T needs a
+   copy constructor and move assignment.
+   Exceptions: the first one thrown by fold, combine or T's copies is
+            rethrown here, once the rest has run.
+   Threads: any.
+   Blocks:  until the whole range is folded (see WAITING). */
+template <class T, class Fold, class Combine>
+inline T parallel_reduce(pool *p, size_t begin, size_t end, size_t grain, const T &identity,
+                         const Fold &fold, const Combine &combine) {
+    detail::reduction<T, Fold, Combine> r = {p, grain, &identity, &fold, &combine};
+    if (end <= begin) return identity;
+    if (!grain) {
+        size_t pieces = 8 * (size_t)pool_num_threads(p);
+        r.grain = (end - begin) / pieces ? (end - begin) / pieces : 1;
+    }
+    return call(p, [&r, begin, end] { return r.run(begin, end); });
+}
+
+namespace detail {
+
+/* A mergesort whose halves and merges are joins. Every element moves once
+   per level, between the caller's range and a buffer, which trade roles
+   from level to level; the leaves are std::sort. */
+template <class Cmp> struct sorter {
+    pool *p;
+    Cmp *cmp;
+    size_t merge_piece; /* merges of more are split in two (by joins) */
+
+    /* Sorts the n elements at a, leaving them at b if to_b, else at a.
+       Leaves at depth 0. */
+    template <class ItA, class ItB> void sort(ItA a, ItB b, size_t n, unsigned depth, bool to_b) {
+        if (depth == 0) {
+            std::sort(a, a + n, *cmp);
+            if (to_b) std::move(a, a + n, b);
+            return;
+        }
+        size_t h = n / 2;
+        join(
+            p, [&] { sort(a, b, h, depth - 1, !to_b); },
+            [&] { sort(a + h, b + h, n - h, depth - 1, !to_b); });
+        if (to_b) merge(a, h, a + h, n - h, b);
+        else merge(b, h, b + h, n - h, a);
+    }
+
+    /* Merges the sorted runs x (nx) and y (ny) into out: cut at the middle
+       of the longer run, found in the other by binary search. */
+    template <class In, class Out> void merge(In x, size_t nx, In y, size_t ny, Out out) {
+        if (nx + ny <= merge_piece) {
+            merge_serial(x, x + nx, y, y + ny, out);
+            return;
+        }
+        if (nx < ny) {
+            std::swap(x, y);
+            std::swap(nx, ny);
+        }
+        size_t mx = nx / 2;
+        size_t my = (size_t)(std::lower_bound(y, y + ny, x[mx], *cmp) - y);
+        join(
+            p, [&] { merge(x, mx, y, my, out); },
+            [&] { merge(x + mx, nx - mx, y + my, ny - my, out + (mx + my)); });
+    }
+
+    /* Without a branch on the comparison where T allows: the pick is a
+       conditional move, which random keys would otherwise mispredict. */
+    template <class In, class Out> void merge_serial(In x, In xe, In y, In ye, Out out) {
+        while (x != xe && y != ye) {
+            bool take_y = (*cmp)(*y, *x);
+            *out = std::move(take_y ? *y : *x);
+            ++out;
+            y += take_y;
+            x += !take_y;
+        }
+        out = std::move(x, xe, out);
+        std::move(y, ye, out);
+    }
+};
+
+} /* namespace detail */
+
+/* sort: sorts [first, last) as std::sort(first, last, cmp) does (not
+   stable; cmp a strict weak order, called from several threads at once),
+   in parallel on p: a mergesort whose halves and merges are joins, over
+   about 4 leaves per thread of p, so its parallelism grows with the pool.
+   On a pool of one thread, or below 8192 elements, it is std::sort. It
+   allocates a buffer of last - first elements (std::vector).
+   Exceptions: std::bad_alloc if the buffer cannot be had; the first
+            exception thrown by cmp or by T's moves is rethrown once the
+            rest has run, and [first, last) then holds its elements in an
+            unspecified order, or moved-from ones (the basic guarantee).
+   Threads: any.
+   Blocks:  until sorted (see WAITING). */
+template <class It, class Cmp> inline void sort(pool *p, It first, It last, Cmp cmp) {
+    typedef typename std::iterator_traits<It>::value_type T;
+    size_t n = (size_t)(last - first);
+    size_t threads = (size_t)pool_num_threads(p);
+    unsigned depth = 1;
+    if (threads < 2 || n < 8192) {
+        std::sort(first, last, cmp);
+        return;
+    }
+    /* An odd depth: the leaves then sort in the buffer and the last merge
+       lands in [first, last), with no pass to copy back. */
+    while (((size_t)1 << depth) < 4 * threads) depth++;
+    if (depth % 2 == 0) depth++;
+    while (depth > 1 && (n >> depth) < 2048) depth -= 2;
+    std::vector<T> buffer(std::make_move_iterator(first), std::make_move_iterator(last));
+    detail::sorter<Cmp> s = {p, &cmp, n / (4 * threads) > 4096 ? n / (4 * threads) : 4096};
+    call(p, [&] { s.sort(buffer.begin(), first, n, depth, true); });
+}
+
+template <class It> inline void sort(pool *p, It first, It last) {
+    sort(p, first, last, std::less<typename std::iterator_traits<It>::value_type>());
+}
+
+/* scope: a group of tasks of any callable, waited for together; the C++
+   face of pool_scope. Not copyable or movable (its tasks point at it).
+   The destructor waits too, and drops an exception the tasks threw
+   (call wait to see it). */
+class scope {
+  public:
+    /* Errors: none (pool_scope_init). Threads: any; the constructing
+       thread and task are its origin (see pool_scope_spawn). */
+    explicit scope(pool *p = nullptr) {
+        pool_scope_init(&scope_, p);
+        pool_scope_on_cancel(&scope_, &skip);
+    }
+    ~scope() { pool_scope_wait(&scope_); }
+    scope(const scope &) = delete;
+    scope &operator=(const scope &) = delete;
+
+    /* spawn: queues f() in the scope (it may run at once: see
+       pool_scope_spawn); f may spawn more into it. f is copied into the
+       pool's cells if it is trivially copyable and small, else moved into
+       a `new` task (see "Allocation" above).
+       Errors:  0, or ECANCELED: the scope is cancelled, or the pool is
+                being destroyed; ECHILD: the pool was created before a
+                fork(); ENOMEM: no memory for the task. f has then not
+                been queued (nor run).
+       Exceptions: none of its own; what f's copy or move throws.
+       Threads: any.
+       Blocks:  as pool_scope_spawn. */
+    template <class F> int try_spawn(F &&f) {
+        typedef typename std::decay<F>::type D;
+        return spawn_as<D>(std::forward<F>(f), std::integral_constant < bool,
+                           std::is_trivially_copyable<D>::value &&
+                               sizeof(copied<D>) <= POOL_SPAWN_COPY_MAX &&
+                               alignof(copied<D>) <= alignof(std::max_align_t) > ());
+    }
+
+    /* spawn: try_spawn, which throws std::system_error (with the errno
+       value) or std::bad_alloc where that returns an error. */
+    template <class F> void spawn(F &&f) {
+        int rc = try_spawn(std::forward<F>(f));
+#if POOL__CPP_EXCEPTIONS
+        if (rc == ENOMEM) throw std::bad_alloc();
+        if (rc) throw std::system_error(rc, std::generic_category(), "pool_cpp::scope::spawn");
+#else
+        (void)rc;
+#endif
+    }
+
+    /* wait: pool_scope_wait, then rethrows the first exception a task of
+       this round threw (every other task has run).
+       Threads: any. Blocks: as pool_scope_wait. */
+    void wait() {
+        pool_scope_wait(&scope_);
+        error_.rethrow();
+    }
+
+    /* wait_status: pool_scope_wait_status (0, ECANCELED, EDEADLK), then
+       rethrows as wait does. */
+    int wait_status() {
+        int rc = pool_scope_wait_status(&scope_);
+        error_.rethrow();
+        return rc;
+    }
+
+    /* cancel, cancelled: pool_scope_cancel and pool_scope_cancelled; tasks
+       a cancel skips are destroyed without being run. */
+    void cancel() { pool_scope_cancel(&scope_); }
+    bool cancelled() const { return pool_scope_cancelled(&scope_) != 0; }
+
+    /* The C scope, for the C functions. */
+    pool_scope *c_scope() { return &scope_; }
+
+  private:
+    /* A callable in a cell of the pool's (pool_scope_spawn_copy). */
+    template <class D> struct copied {
+        scope *owner;
+        D fn;
+        static void run(void *arg) {
+            copied *c = static_cast<copied *>(arg);
+            detail::guarded(c->owner->error_, c->fn);
+        }
+    };
+
+    /* A callable in a task of its own, deleted when it has run or been
+       skipped. */
+    struct task_base : pool_task {
+        void (*destroy)(task_base *t);
+    };
+    template <class D> struct owned : task_base {
+        scope *owner;
+        D fn;
+        template <class F> owned(scope *s, F &&f) : owner(s), fn(std::forward<F>(f)) {
+            run = &owned::run_and_delete;
+            pool__next = nullptr;
+            pool__scope = nullptr;
+            destroy = &owned::destroy_only;
+        }
+        static void run_and_delete(pool_task *t) {
+            owned *o = static_cast<owned *>(t);
+            detail::guarded(o->owner->error_, o->fn);
+            delete o;
+        }
+        static void destroy_only(task_base *t) { delete static_cast<owned *>(t); }
+    };
+
+    static void skip(pool_task *t) {
+        task_base *b = static_cast<task_base *>(t);
+        b->destroy(b);
+    }
+
+    template <class D, class F> int spawn_as(F &&f, std::true_type) {
+        copied<D> c = {this, D(std::forward<F>(f))};
+        return pool_scope_spawn_copy(&scope_, &copied<D>::run, &c, sizeof c);
+    }
+
+    template <class D, class F> int spawn_as(F &&f, std::false_type) {
+        owned<D> *o = new (std::nothrow) owned<D>(this, std::forward<F>(f));
+        int rc;
+        if (!o) return ENOMEM;
+        rc = pool_scope_spawn(&scope_, o);
+        if (rc) delete o;
+        return rc;
+    }
+
+    pool_scope scope_;
+    detail::first_error error_;
+};
+
+POOL__CPP_CLOSE
+
+#endif /* __cplusplus && !POOL_NO_CPP */
 
 #endif /* POOL_H */
 
@@ -1470,14 +2171,6 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
    the fields one thread writes away from those another thread writes. */
 #define POOL__CACHE_LINE 128
 #define POOL__ALIGNED __attribute__((aligned(POOL__CACHE_LINE)))
-
-#if defined(__cplusplus)
-#define POOL__THREAD_LOCAL thread_local
-#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define POOL__THREAD_LOCAL _Thread_local
-#else
-#define POOL__THREAD_LOCAL __thread
-#endif
 
 /* The join fast path is a handful of loads and stores; it must not pay
    for a call or for the registers a cold path would need. */
@@ -2580,6 +3273,10 @@ typedef struct pool__frame {
 #define POOL__FRAMES 16
 
 typedef struct pool__worker {
+    /* Its joins (see the lazy joins section) and its pool, join.home. First,
+       so that the thread-local pointing at it points at the worker (see
+       pool__current). Its owner writes it at every join. */
+    pool__join_view join;
     pool__deque deque;
     /* The worker's CoreLatch (see the sleep section) and its futex word.
        Other threads write it, so it has a cache line to itself. */
@@ -2605,13 +3302,10 @@ typedef struct pool__worker {
     uint32_t high_streak;   /* high-priority and pinned tasks it took in a row (see
                                pool__find_work) */
     pool_task *pinned_next; /* pinned tasks taken from `pinned`, oldest first, not run yet */
-    struct pool__copy_cell *copy_free;   /* its cache of copied-spawn cells (see pool__copy_take) */
-    uint32_t copy_free_count;            /* ... and their number */
-    uint32_t wait_depth;                 /* waits nested on its stack */
-    const pool_scope *running_scope;     /* the scope whose task it runs innermost */
-    struct pool__lazy_join *lazy_newest; /* the newest join of that task (see lazy joins) */
-    struct pool__lazy_join *lazy_promoted; /* ... and the newest of them that was pushed */
-    pool *home;                            /* the pool this worker belongs to */
+    struct pool__copy_cell *copy_free; /* its cache of copied-spawn cells (see pool__copy_take) */
+    uint32_t copy_free_count;          /* ... and their number */
+    uint32_t wait_depth;               /* waits nested on its stack */
+    const pool_scope *running_scope;   /* the scope whose task it runs innermost */
     int index;
     int cpu; /* pinned to; -1: not pinned. Set by the worker before its first task. */
     pool__thread thread;
@@ -2690,12 +3384,9 @@ struct pool {
        than it is written. */
     POOL__ALIGNED pool__injector injector_high;
 
-    /* Workers [0, threads_started) have a thread: workers, then spares.
-       Written under spawn_lock. With `parked`, read on every join push:
+    /* Read at every join that may promote (see pool__join_wants_threads):
        rarely written, and kept apart from what is. */
-    POOL__ALIGNED uint32_t threads_started;
-    uint32_t parked;      /* workers parked in a wait (see the waiting section) */
-    uint32_t active;      /* the active count (see the retirement section) */
+    POOL__ALIGNED pool__thread_counts threads;
     uint32_t retired;     /* workers retired above it now */
     uint32_t retire_gen;  /* retired workers block on it; bumped when they may be wanted */
     uint32_t closing;     /* pool_destroy has begun: no new submissions */
@@ -2724,12 +3415,29 @@ struct pool {
     POOL__ALIGNED pool__blocking blocking;
 };
 
+#ifndef POOL_STATIC
+POOL__THREAD_LOCAL pool__join_view *pool__join_current_v1;
+#endif
+
+/* The worker whose join view v is: its first member. */
+static pool__worker *pool__worker_of_view(pool__join_view *v) { return (pool__worker *)(void *)v; }
+
 /* The worker running on this thread, or the external slot it works in (see
-   their section); NULL on a thread outside every pool. */
-static POOL__THREAD_LOCAL pool__worker *pool__current;
+   their section); NULL on a thread outside every pool. The thread-local
+   that says so is the inline join's (see its section in the API). */
+POOL__INLINE pool__worker *pool__current(void) {
+    pool__join_view *v = pool__join_current_v1;
+    return v ? pool__worker_of_view(v) : NULL;
+}
+
+/* This thread becomes w's (NULL: no worker's). */
+static void pool__set_current(pool__worker *w) { pool__join_current_v1 = w ? &w->join : NULL; }
 
 /* The calling thread's index in its pool, or -1 (see pool_worker_index). */
-static int pool__worker_index(void) { return pool__current ? pool__current->index : -1; }
+static int pool__worker_index(void) {
+    pool__worker *w = pool__current();
+    return w ? w->index : -1;
+}
 
 /* External slots: slot k of p is workers[max_workers + k]; its index,
    max_workers + k, is above every thread's. A slot that nobody holds has
@@ -2764,14 +3472,14 @@ POOL__INLINE pool__worker *pool__slot(pool *p, uint32_t k) {
 }
 
 POOL__INLINE int pool__is_slot(const pool__worker *w) {
-    return (uint32_t)w->index >= w->home->max_workers;
+    return (uint32_t)w->index >= w->join.home->max_workers;
 }
 
 /* The worker or slot with index `index`, if it exists: a hint read from a
    job (its thief), which the frames then check. Acquire: pairs with
    pool__spawn's release; the workers below are set. */
 static pool__worker *pool__worker_at(pool *p, uint32_t index) {
-    if (index < POOL__LOAD(&p->threads_started, POOL__ACQUIRE) ||
+    if (index < POOL__LOAD(&p->threads.started, POOL__ACQUIRE) ||
         (index >= p->max_workers && index - p->max_workers < p->num_slots))
         return p->workers[index];
     return NULL;
@@ -2786,13 +3494,16 @@ static POOL__THREAD_LOCAL pool *pool__blocking_home;
    more (pool__spawn). */
 static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg);
 static pool__thread_result POOL__THREAD_CALL pool__monitor_main(void *arg);
+/* A worker's join view points at the join's slow paths, in the fork-join
+   section. */
+static void pool__join_view_init(pool__worker *w, pool *p);
 
 /* A new worker for slot `index` of p, its deque ready; NULL: no memory. */
 static pool__worker *pool__worker_new(pool *p, uint32_t index) {
     pool__worker *w = (pool__worker *)pool__alloc_aligned(sizeof *w, p->user);
     if (!w) return NULL;
     memset(w, 0, sizeof *w);
-    w->home = p;
+    pool__join_view_init(w, p);
     w->index = (int)index;
     w->cpu = -1;
     w->rng = 0x9E3779B97F4A7C15ull * (index + 1);
@@ -2859,8 +3570,7 @@ static void pool__monitor_retry(pool *p) {
    that parks at the same moment cannot both miss each other (the poster
    sees the park and starts a spare, or the parker sees the work). */
 POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
-    uint32_t want = POOL__LOAD(&p->active, mo) + POOL__LOAD(&p->parked, mo);
-    return want < p->max_workers ? want : p->max_workers;
+    return pool__threads_wanted_of(&p->threads, p->max_workers, mo);
 }
 
 /* How a thread start takes spawn_lock (see pool__spawn), and which count
@@ -2882,7 +3592,7 @@ static int pool__spawn_trylock(pool *p) {
 
 /* Under spawn_lock: starts one thread if p has fewer than limit. */
 static uint32_t pool__spawn_locked_below(pool *p, uint32_t limit) {
-    uint32_t started = p->threads_started;
+    uint32_t started = p->threads.started;
     pool__worker *w;
     if (!p->spawn_closed && started < limit) {
         w = pool__worker_new(p, started);
@@ -2890,7 +3600,7 @@ static uint32_t pool__spawn_locked_below(pool *p, uint32_t limit) {
             p->workers[started] = w;
             /* Release: a thread that sees the new count (acquire) sees the
                worker's slot and its initialised deque. */
-            POOL__STORE(&p->threads_started, ++started, POOL__RELEASE);
+            POOL__STORE(&p->threads.started, ++started, POOL__RELEASE);
             POOL__STORE(&p->spawn_retry_ns, 0, POOL__RELAXED);
             pool__monitor_start(p);
         } else {
@@ -2911,7 +3621,7 @@ static uint32_t pool__spawn_locked(pool *p, pool__spare_rule spares) {
        one is its parker's to start, or the poster's that sets spawn_again. */
     return pool__spawn_locked_below(p, spares == POOL__SPARES
                                            ? pool__threads_wanted(p, POOL__RELAXED)
-                                           : POOL__LOAD(&p->active, POOL__RELAXED));
+                                           : POOL__LOAD(&p->threads.active, POOL__RELAXED));
 }
 
 /* Unlocks spawn_lock, then does what posters asked for meanwhile (see
@@ -2943,10 +3653,10 @@ static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_
     uint32_t started, limit;
     uint64_t retry;
     /* Relaxed: a stale value only costs one extra trip to the lock. */
-    started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
+    started = POOL__LOAD(&p->threads.started, POOL__RELAXED);
     /* seq_cst: see pool__threads_wanted. */
     limit = spares == POOL__SPARES ? pool__threads_wanted(p, POOL__SEQ_CST)
-                                   : POOL__LOAD(&p->active, POOL__RELAXED);
+                                   : POOL__LOAD(&p->threads.active, POOL__RELAXED);
     if (started >= limit) return started;
     /* Relaxed: a hint; the lock below decides. While the pool has no
        thread at all every post tries: nobody else would run its work. */
@@ -2967,9 +3677,9 @@ static int pool__spawn_through(pool *p, uint32_t index) {
     int err = 0;
     /* Acquire: pairs with pool__spawn_locked_below's release; the worker's
        slot is visible. */
-    if (POOL__LOAD(&p->threads_started, POOL__ACQUIRE) > index) return 0;
+    if (POOL__LOAD(&p->threads.started, POOL__ACQUIRE) > index) return 0;
     pool__mutex_lock(&p->spawn_lock);
-    started = p->threads_started;
+    started = p->threads.started;
     while (started <= index && !err) {
         uint32_t before = started;
         if (p->spawn_closed) err = ECANCELED;
@@ -3123,12 +3833,12 @@ static void pool__trace_release_lane(pool *p) {
    was being reused (see pool__trace_copy_lane). The release store of head
    publishes the event. */
 static void pool__trace(pool *p, uint32_t kind, uint32_t arg) {
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current();
     pool__trace_lane *lane;
     pool__trace_event *e;
     uint64_t head;
     if (!p->trace) return;
-    lane = w && w->home == p ? &p->trace->lane[w->index] : pool__trace_shared_lane(p);
+    lane = w && w->join.home == p ? &p->trace->lane[w->index] : pool__trace_shared_lane(p);
     if (!lane || !pool__trace_lane_ready(p, lane)) return;
     head = POOL__LOAD(&lane->head, POOL__RELAXED); /* only this thread writes it */
     e = &lane->events[head & (POOL_TRACE_EVENTS - 1)];
@@ -3221,7 +3931,7 @@ typedef struct pool__idle {
     uint64_t spin_from; /* when the spin budget of this spell began; 0: not spinning */
 } pool__idle;
 
-static uint32_t pool__sleeping_of(uint64_t c) { return (uint32_t)(c & 0xffff); }
+static uint32_t pool__sleeping_of(uint64_t c) { return (uint32_t)(c & POOL__SLEEPING_MASK); }
 static uint32_t pool__inactive_of(uint64_t c) { return (uint32_t)((c >> 16) & 0xffff); }
 static uint32_t pool__jec_of(uint64_t c) { return (uint32_t)(c >> 32); }
 
@@ -3293,7 +4003,7 @@ static int pool__wake_sleeper(pool *p, pool__worker *w) {
 /* Wakes up to n sleeping workers; returns how many it woke. */
 static uint32_t pool__wake_any(pool *p, uint32_t n) {
     /* Acquire: pairs with the release in pool__spawn. */
-    uint32_t started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i, woken = 0;
+    uint32_t started = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), i, woken = 0;
     for (i = 0; i < started && woken < n; i++) woken += pool__wake_sleeper(p, p->workers[i]);
     return woken;
 }
@@ -3302,8 +4012,8 @@ static uint32_t pool__wake_any(pool *p, uint32_t n) {
    Release: w's reset (acquire) sees what the caller wrote before. */
 static void pool__notify_worker(pool__worker *w) {
     if (POOL__XCHG(&w->core_latch, POOL__CORE_SET, POOL__RELEASE) == POOL__CORE_SLEEPING) {
-        pool__sub_sleeping(w->home);
-        POOL__TRACE(w->home, POOL__EV_WAKE, w->index);
+        pool__sub_sleeping(w->join.home);
+        POOL__TRACE(w->join.home, POOL__EV_WAKE, w->index);
         pool__wake_one(&w->core_latch);
     }
 }
@@ -3374,24 +4084,24 @@ static void pool__hand_off(pool *p, pool_task *first, pool_task *last, size_t n)
    moved tasks; or it came first, and then the post changes the JEC under
    the sleeper's feet. wait_for_lock: see pool__spawn. */
 static void pool__new_moved_jobs(pool__worker *w, uint32_t n, pool__lock_wait wait_for_lock) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     uint64_t c = pool__jec_post_from(p, POOL__FETCH_ADD(&p->counters, 0, POOL__SEQ_CST));
     pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n, wait_for_lock);
 }
 
 /* n tasks were pushed onto w's own deque. This runs on every join, so the
    common case, nobody asleep and every thread wanted started, returns
-   after three loads (threads_started and parked share a cache line); whether the deque was empty is
-   only worked out when it matters. Relaxed threads_started: a stale count only sends us down the
+   after three loads (threads.started and .parked share a cache line); whether the deque was empty
+   is only worked out when it matters. Relaxed threads.started: a stale count only sends us down the
    slow path. There is no store-load pair here: the push's release store of bottom and the counters
    load in pool__jec_post may be reordered (store buffering, on x86 too), so a worker going to sleep
    at that moment can miss the new job. That costs parallelism, never the job: w is awake and pops
    it itself, and the next post wakes the sleeper. */
 POOL__INLINE void pool__new_local_jobs(pool__worker *w, uint32_t n) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     uint64_t c = pool__jec_post(p);
     if (pool__sleeping_of(c) == 0 &&
-        POOL__LOAD(&p->threads_started, POOL__RELAXED) >= pool__threads_wanted(p, POOL__RELAXED))
+        POOL__LOAD(&p->threads.started, POOL__RELAXED) >= pool__threads_wanted(p, POOL__RELAXED))
         return;
     pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n, POOL__LOCK_TRY);
 }
@@ -3406,7 +4116,7 @@ static void pool__core_latch_reset(pool__worker *w) {
 
 /* The last step of progressive sleep. Returns when w should search again. */
 static void pool__sleep(pool__worker *w, pool__idle *idle) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     uint32_t s = POOL__CORE_UNSET;
     uint64_t c;
     POOL__INVARIANT(w->held_count == 0); /* a wait for them would never end */
@@ -3473,7 +4183,7 @@ static void pool__spin_end(pool__worker *w, pool__idle *idle, uint64_t now) {
    of a task to the start of the next, so a worker woken that finds
    nothing to do (somebody else took the work) does not spin again. */
 static int pool__spinning(pool__worker *w, pool__idle *idle) {
-    uint64_t budget = w->home->spin_ns, now;
+    uint64_t budget = w->join.home->spin_ns, now;
     if (!budget || idle->woken) return 0;
     now = pool__now_ns();
     if (!idle->spin_from) idle->spin_from = now;
@@ -3491,7 +4201,7 @@ static void pool__no_work_found(pool__worker *w, pool__idle *idle) {
         idle->rounds++;
         pool__yield();
     } else if (idle->rounds == POOL__ROUNDS_UNTIL_SLEEPY) {
-        idle->jec = pool__jec_announce_sleepy(w->home);
+        idle->jec = pool__jec_announce_sleepy(w->join.home);
         POOL__CHAOS();
         idle->rounds++;
         pool__yield();
@@ -3576,19 +4286,6 @@ static int pool__latch_park(pool__latch *l) {
     uint32_t round = POOL__LOAD(&l->state, POOL__RELAXED) & ~POOL__LATCH_FLAGS;
     return pool__latch_park_in(l, round) && pool__latch_is_done(l);
 }
-
-/* A function call packaged as a task, with a latch for its completion: the
-   second half of a join, or a call from outside the pool. */
-typedef struct pool__call_job {
-    pool_task task;
-    pool_fn fn;
-    void *arg;
-    uint32_t thief; /* 1 + the index of the worker that took it from a queue; 0: none yet */
-    /* A join half: the scope whose task its joiner ran innermost, which
-       its thief then runs a task of as well (see pool__inside_task_of). */
-    const pool_scope *enclosing;
-    pool__latch done;
-} pool__call_job;
 
 static void pool__call_job_run(pool_task *t) {
     pool__call_job *job = (pool__call_job *)(void *)((char *)t - offsetof(pool__call_job, task));
@@ -3899,8 +4596,8 @@ static pool__copy_cell *pool__copy_take(pool *p, pool__worker *w) {
 /* Frees cell c on the thread its task ran or was skipped on. */
 static void pool__copy_give(pool__copy_cell *c) {
     pool *p = c->home;
-    pool__worker *w = pool__current;
-    if (w && w->home == p) {
+    pool__worker *w = pool__current();
+    if (w && w->join.home == p) {
         c->next_free = w->copy_free;
         w->copy_free = c;
         if (++w->copy_free_count <= 2 * POOL__COPY_SLAB) return;
@@ -3950,7 +4647,7 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
 /*                                                                          */
 /* pool_join on a worker records its second half in a frame on its own      */
 /* stack, linked into the worker's list of the joins of the task it runs    */
-/* innermost (`lazy_newest`), and reads two words: the worker's own         */
+/* innermost (`join.newest`), and reads two words: the worker's own         */
 /* `promote_wanted`, and whether its pool wants a thread (a sleeper, or a   */
 /* thread not yet started). Unless one of them says so, the half stays in   */
 /* the list, and taking it back after the first half is a plain call: no    */
@@ -3963,7 +4660,7 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
 /*                                                                          */
 /* The invariants, and what each one is for:                                */
 /*  - The halves newer than the list's newest promoted one                  */
-/*    (`lazy_promoted`) are all lazy, and a promotion takes the oldest of   */
+/*    (`join.promoted`) are all lazy, and a promotion takes the oldest of   */
 /*    them first, following the frames' links to newer frames: no walk, and */
 /*    thieves get the biggest pieces. (Halves older than it may be lazy     */
 /*    too, when an eager join, pool_parallel_for's, began inside a lazy     */
@@ -4005,23 +4702,7 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
 /* returns.                                                                 */
 /* ------------------------------------------------------------------------ */
 
-typedef struct pool__lazy_join {
-    pool__call_job job; /* fn and arg from the start; the rest once promoted */
-    struct pool__lazy_join *older;
-    struct pool__lazy_join *newer;           /* valid while this is not the newest frame */
-    struct pool__lazy_join *promoted_before; /* lazy_promoted when this one was pushed */
-    int promoted;
-} pool__lazy_join;
-
 typedef enum { POOL__FORK_LAZY, POOL__FORK_EAGER } pool__fork;
-
-/* Whether p wants another thread busy: a sleeper to wake, a thread to
-   start. Relaxed: a hint read at every join; a promotion announces with
-   the full pairing. */
-POOL__INLINE int pool__wants_threads(pool *p) {
-    return pool__sleeping_of(POOL__LOAD(&p->counters, POOL__RELAXED)) != 0 ||
-           POOL__LOAD(&p->threads_started, POOL__RELAXED) < pool__threads_wanted(p, POOL__RELAXED);
-}
 
 /* The half of frame f becomes a job that other threads can run. */
 static void pool__lazy_job_init(pool__worker *w, pool__lazy_join *f) {
@@ -4034,16 +4715,16 @@ static int pool__lazy_push(pool__worker *w, pool__lazy_join *f) {
     pool__lazy_job_init(w, f);
     if (pool__deque_push(&w->deque, &f->job.task) != 0) return ENOMEM;
     f->promoted = 1;
-    f->promoted_before = w->lazy_promoted;
-    w->lazy_promoted = f;
+    f->promoted_before = w->join.promoted;
+    w->join.promoted = f;
     return 0;
 }
 
 /* The oldest lazy half newer than the newest promoted one, or NULL. A list
    whose outermost half could not be pushed (no memory) promotes nothing. */
 static pool__lazy_join *pool__lazy_next(pool__worker *w) {
-    pool__lazy_join *last = w->lazy_promoted;
-    return last && last != w->lazy_newest ? last->newer : NULL;
+    pool__lazy_join *last = w->join.promoted;
+    return last && last != w->join.newest ? last->newer : NULL;
 }
 
 /* Promotes every lazy half of w's list, oldest first, if its deque is
@@ -4054,7 +4735,7 @@ static pool__lazy_join *pool__lazy_next(pool__worker *w) {
    queued, the worker takes the next at once. A half nobody takes costs
    its owner the pop an eager join pays; the next joins are lazy again. */
 POOL__COLD void pool__promote(pool__worker *w) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     pool__lazy_join *f;
     uint64_t c;
     uint32_t n = 0;
@@ -4094,7 +4775,7 @@ static void pool__want_promotion(pool__worker *v) {
 /* ... on every worker of p and every external slot in use but `except`. */
 static void pool__want_promotions_of(pool *p, const pool__worker *except) {
     /* Acquire: pairs with pool__spawn's release; the workers below are set. */
-    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i;
+    uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), i;
     uint32_t slots = pool__slots_in_use(p);
     for (i = 0; i < n; i++)
         if (p->workers[i] != except) pool__want_promotion(p->workers[i]);
@@ -4103,7 +4784,7 @@ static void pool__want_promotions_of(pool *p, const pool__worker *except) {
 }
 
 /* ... on every other worker of w's pool, and the slots in use. */
-static void pool__want_promotions(pool__worker *w) { pool__want_promotions_of(w->home, w); }
+static void pool__want_promotions(pool__worker *w) { pool__want_promotions_of(w->join.home, w); }
 
 /* The heartbeat. While any worker of a pool is busy, its monitor thread
    sets promote_wanted on every worker each heartbeat_ns (pool__heartbeat),
@@ -4118,13 +4799,13 @@ static void pool__want_promotions(pool__worker *w) { pool__want_promotions_of(w-
    and a busy pool is never left without its heartbeat. */
 static int pool__any_busy(pool *p) {
     /* seq_cst: the monitor's load half of the pair above. The counters are
-       read before threads_started: a worker counted inactive was counted
+       read before threads.started: a worker counted inactive was counted
        after its start was published (see pool__worker_loop), so this
        never sees a worker idle that it does not count as started. */
     uint64_t c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
-    uint32_t parked = POOL__LOAD(&p->parked, POOL__SEQ_CST);
+    uint32_t parked = POOL__LOAD(&p->threads.parked, POOL__SEQ_CST);
     /* Acquire: pairs with pool__spawn's release. */
-    uint32_t started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
+    uint32_t started = POOL__LOAD(&p->threads.started, POOL__ACQUIRE);
     /* Retired workers are not busy either; one counted in none of the
        three for a moment (see pool__retire) only costs one beat more. */
     uint32_t retired = POOL__LOAD(&p->retired, POOL__SEQ_CST);
@@ -4206,9 +4887,10 @@ static POOL__THREAD_LOCAL const pool__helping *pool__helping_top;
    scope s innermost. */
 static int pool__inside_task_of(const pool *p, const pool_scope *s) {
     const pool__helping *r;
+    const pool__worker *w;
     for (r = pool__helping_top; r; r = r->outer)
         if ((p && r->helped == p) || (s && r->scope == s)) return 1;
-    return s && pool__current && pool__current->running_scope == s;
+    return s && (w = pool__current()) != NULL && w->running_scope == s;
 }
 
 /* What a worker keeps of the task body it runs innermost, saved when a
@@ -4230,18 +4912,18 @@ typedef struct pool__body {
 static pool__body pool__body_begin(pool__worker *w, const pool_scope *scope) {
     pool__body outer;
     outer.scope = w->running_scope;
-    outer.lazy_newest = w->lazy_newest;
-    outer.lazy_promoted = w->lazy_promoted;
+    outer.lazy_newest = w->join.newest;
+    outer.lazy_promoted = w->join.promoted;
     outer.id = w->run_current;
     w->running_scope = scope;
-    w->lazy_newest = w->lazy_promoted = NULL; /* see the lazy joins section */
+    w->join.newest = w->join.promoted = NULL; /* see the lazy joins section */
     w->run_current = ++w->runs;
     return outer;
 }
 
 static void pool__body_end(pool__worker *w, pool__body outer) {
-    w->lazy_newest = outer.lazy_newest;
-    w->lazy_promoted = outer.lazy_promoted;
+    w->join.newest = outer.lazy_newest;
+    w->join.promoted = outer.lazy_promoted;
     w->running_scope = outer.scope;
     w->run_current = outer.id;
 }
@@ -4320,9 +5002,9 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     outer = pool__body_begin(w, pool__enclosing_scope(t, scope));
     POOL__COUNT(w->stats.jobs_run, 1);
     if (new_run) outer_base = pool__run_begin(w, t, scope);
-    POOL__TRACE(w->home, POOL__EV_JOB_BEGIN, 0);
+    POOL__TRACE(w->join.home, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
-    POOL__TRACE(w->home, POOL__EV_JOB_END, 0);
+    POOL__TRACE(w->join.home, POOL__EV_JOB_END, 0);
     if (new_run) pool__run_end(w, outer_base);
     pool__body_end(w, outer);
     if (scope) {
@@ -4377,7 +5059,7 @@ static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
 #endif
 
 POOL__INLINE int pool__spawn_runs_inline(pool__worker *w, const pool_scope *s) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     return s->pool__origin == w && s->pool__origin_run == w->run_current &&
            pool__deque_len(&w->deque) >= (int64_t)p->spawn_throttle &&
            pool__inactive_of(POOL__LOAD(&p->counters, POOL__RELAXED)) == 0 &&
@@ -4417,8 +5099,8 @@ static uint32_t pool__random(pool__worker *w) { /* xorshift64* */
    random start, repeated while some steal lost a race (that deque had
    work). *more says whether the victim had work left after the steal. */
 static pool_task *pool__steal_work(pool__worker *w, int *more) {
-    pool *p = w->home;
-    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE); /* pairs with pool__spawn */
+    pool *p = w->join.home;
+    uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE); /* pairs with pool__spawn */
     uint32_t slots = pool__slots_in_use(p), all = n + p->num_slots;
     int contended;
     if (n < 2 && !slots) return NULL;
@@ -4487,7 +5169,7 @@ static uint32_t pool__give_back_injected(pool *p, pool__injector *q, pool_task *
    the top index the owner's pops read: the deque's cache lines would
    travel for every task. */
 static void pool__split_injected(pool__worker *w, pool_task *first, uint32_t chunk) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     pool_task *keep_last = first, *rest;
     uint32_t kept = 1;
     if (p->num_threads < 2) return; /* nobody else would take the rest */
@@ -4507,7 +5189,7 @@ static void pool__split_injected(pool__worker *w, pool_task *first, uint32_t chu
    Tasks of a cancelled scope are skipped on the way: a cancel with a
    backlog injected from outside then costs no push and pop per task. */
 static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved, uint32_t chunk) {
-    pool_task *first = pool__injector_take_all(&w->home->injector), *t, *next;
+    pool_task *first = pool__injector_take_all(&w->join.home->injector), *t, *next;
     uint64_t taken = 1;
     if (!first) return NULL;
     pool__split_injected(w, first, chunk);
@@ -4523,7 +5205,7 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved, uint32_t
         if (pool__deque_push(&w->deque, t) != 0) {
             pool_task *last = t;
             while (last->pool__next) last = last->pool__next;
-            pool__injector_repush(&w->home->injector, t, last);
+            pool__injector_repush(&w->join.home->injector, t, last);
             break;
         }
         taken++;
@@ -4567,7 +5249,7 @@ static uint32_t pool__fair_chunk(pool__worker *w) {
    before it parks sees every task of its own that is queued there. A
    relaxed look first: this runs at every search. */
 static pool_task *pool__take_high(pool__worker *w) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     pool_task *t;
     if (!pool__injector_seen_work(&p->injector_high)) return NULL;
     pool__mutex_lock(&p->help_lock);
@@ -4661,7 +5343,7 @@ static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
 /* Whether any queue of p visibly holds work. The deque lengths are
    relaxed reads: a hint, see pool__leave_idle. */
 static int pool__work_visible(pool *p) {
-    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), i; /* pairs with pool__spawn */
+    uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), i; /* pairs with pool__spawn */
     uint32_t slots = pool__slots_in_use(p);
     if (pool__injected_work(p)) return 1;
     for (i = 0; i < n; i++)
@@ -4684,7 +5366,7 @@ static int pool__work_visible(pool *p) {
    came before this decrement) pushed before w looks, so w sees its work.
    Work on deques needs no such pair: its owner is awake and runs it. */
 static void pool__leave_idle(pool__worker *w, int more) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     uint64_t c = POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__SEQ_CST);
     POOL__CHAOS();
     if (more || pool__work_visible(p))
@@ -4693,7 +5375,7 @@ static void pool__leave_idle(pool__worker *w, int more) {
 }
 
 /* Retirement: a changeable active count.
-   pool_set_active_threads changes p->active. A worker takes new work only
+   pool_set_active_threads changes p->threads.active. A worker takes new work only
    while its index is below pool__threads_wanted, the active count plus a
    stand-in for each worker parked in a wait: with a lowered count the
    workers above it stop, and a park still gets a stand-in. Every search
@@ -4728,7 +5410,7 @@ static void pool__leave_idle(pool__worker *w, int more) {
 /* Whether w, a worker of the main loop, is above the count it may work
    under. */
 POOL__INLINE int pool__above_count(pool__worker *w, int mo) {
-    return (uint32_t)w->index >= pool__threads_wanted(w->home, mo);
+    return (uint32_t)w->index >= pool__threads_wanted(w->join.home, mo);
 }
 
 /* Lets every retired worker look at the count again. Release: a retired
@@ -4749,7 +5431,7 @@ static void pool__give_away_deque(pool__worker *w) {
         last = t;
         n++;
     }
-    if (first) pool__hand_off(w->home, first, last, n);
+    if (first) pool__hand_off(w->join.home, first, last, n);
 }
 
 /* Hands on what w, retired or about to be, holds for others: its held
@@ -4764,7 +5446,7 @@ static void pool__retire_hand_off(pool__worker *w) {
    count again, so that a task that pins itself anew cannot keep it, and
    a task submitted onto its deque waits for no more than a batch. */
 static void pool__retired_run_pinned(pool__worker *w) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     POOL__TRACE(p, POOL__EV_SLEEP_END, 0);
     do {
         pool_task *t = pool__take_pinned(w);
@@ -4777,7 +5459,7 @@ static void pool__retired_run_pinned(pool__worker *w) {
 /* w is above the count: see "Retirement". Returns with w counted as an
    idle searcher again, once the count wants it. */
 static void pool__retire(pool__worker *w, int *idle_now, pool__idle *idle) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     pool__retire_hand_off(w);
     if (idle->spin_from) pool__spin_end(w, idle, pool__now_ns());
     if (*idle_now) pool__leave_idle(w, 0);
@@ -4809,14 +5491,14 @@ static void pool__retire(pool__worker *w, int *idle_now, pool__idle *idle) {
    terminates and no work is left. Idle rounds follow the progressive sleep
    of the sleep section. */
 static void pool__worker_loop(pool__worker *w) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     pool__idle idle = {0, 0, 0, 0};
     int idle_now = 1, more;
     uint32_t moved;
     /* A new worker starts as a searcher: posters count on it, and when it
        finds work it looks whether more threads are needed. Release: the
        heartbeat's monitor, which reads the counters first, then sees this
-       worker among threads_started (pool__any_busy); for posters a hint. */
+       worker among threads.started (pool__any_busy); for posters a hint. */
     POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELEASE);
     /* Relaxed: a hint for the spawn throttle (see pool__spawn_runs_inline). */
     POOL__FETCH_ADD(&p->threads_looping, 1, POOL__RELAXED);
@@ -4877,7 +5559,7 @@ static void pool__format_thread_name(char *out, const char *prefix, int index, c
 
 static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
     pool__worker *w = (pool__worker *)arg;
-    pool *p = w->home;
+    pool *p = w->join.home;
     char name[16];
     pool__format_thread_name(name, p->name, w->index, NULL);
     pool__thread_set_name(name);
@@ -4893,11 +5575,11 @@ static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
        sleep, and a thief would not find its work. */
     pool__mutex_lock(&p->spawn_lock);
     pool__mutex_unlock(&p->spawn_lock);
-    pool__current = w;
+    pool__set_current(w);
     if (p->on_thread_start) p->on_thread_start(p->user, w->index);
     pool__worker_loop(w);
     if (p->on_thread_exit) p->on_thread_exit(p->user, w->index);
-    pool__current = NULL;
+    pool__set_current(NULL);
     return 0;
 }
 
@@ -5068,7 +5750,7 @@ static pool_task *pool__own_work(pool__worker *w, const pool__awaited *wt, int *
         if (scope || pool__is_call_job(t)) break; /* handed off, not put back */
     }
     pool__clamp_run_base(w);
-    if (first) pool__hand_off(w->home, first, last, n);
+    if (first) pool__hand_off(w->join.home, first, last, n);
     return mine;
 }
 
@@ -5106,10 +5788,10 @@ static pool_task *pool__leapfrog_from(pool__worker *w, const pool__awaited *wt, 
         POOL__CHAOS();
         if (POOL__LOAD(&frame->run, POOL__ACQUIRE) == run && pool__belongs(t, wt, v, run)) {
             POOL__COUNT(w->stats.jobs_stolen, 1);
-            POOL__TRACE(w->home, POOL__EV_STEAL, v->index);
+            POOL__TRACE(w->join.home, POOL__EV_STEAL, v->index);
             return t;
         }
-        pool__hand_off(w->home, t, t, 1);
+        pool__hand_off(w->join.home, t, t, 1);
         *stop = 1;
         return NULL;
     }
@@ -5119,9 +5801,9 @@ static pool_task *pool__leapfrog_from(pool__worker *w, const pool__awaited *wt, 
 /* A task of a run that is part of what wt waits for, or NULL: from the
    thief of a join half, or for a scope from any worker or slot in use. */
 static pool_task *pool__leapfrog(pool__worker *w, const pool__awaited *wt) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     /* Acquire: pairs with pool__spawn's release; the workers below are set. */
-    uint32_t n = POOL__LOAD(&p->threads_started, POOL__ACQUIRE), slots, i;
+    uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), slots, i;
     pool_task *t = NULL;
     int stop = 0;
     if (wt->thief) {
@@ -5143,14 +5825,14 @@ static pool_task *pool__leapfrog(pool__worker *w, const pool__awaited *wt) {
    elsewhere one sleeper is woken, or with none a spare started, as a
    poster would. Work posted later sees the same count. */
 static void pool__park_begin(pool__worker *w) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     int64_t left = pool__deque_len(&w->deque);
     int slot = pool__is_slot(w);
     if (w->held_count) pool__held_flush(w); /* see pool__hold_done */
     /* seq_cst: the parker's half of the pair in pool__threads_wanted; the
        injector load in pool__work_visible is the other. A slot's holder is
        no CPU of the pool's: nobody stands in for it. */
-    if (!slot) POOL__FETCH_ADD(&p->parked, 1, POOL__SEQ_CST);
+    if (!slot) POOL__FETCH_ADD(&p->threads.parked, 1, POOL__SEQ_CST);
     /* The parker's read in the retirement pair: a retired worker may now
        be the stand-in. */
     if (!slot && POOL__LOAD(&p->retired, POOL__SEQ_CST)) pool__wake_retired(p);
@@ -5165,10 +5847,10 @@ static void pool__park_end(pool__worker *w) {
     if (pool__is_slot(w)) return;
     /* seq_cst: the heartbeat's pair (see the lazy joins section); for the
        spares, a stale count afterwards only starts a thread too many. */
-    before = POOL__FETCH_SUB(&w->home->parked, 1, POOL__SEQ_CST);
+    before = POOL__FETCH_SUB(&w->join.home->threads.parked, 1, POOL__SEQ_CST);
     POOL__INVARIANT(before != 0); /* pool__park_begin counted w */
     (void)before;
-    pool__heartbeat_resume(w->home);
+    pool__heartbeat_resume(w->join.home);
 }
 
 /* Blocks until `done` is set; w (a worker of any pool, or NULL) stands in
@@ -5216,7 +5898,7 @@ static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
    a scope every worker. The thief's index is a hint (relaxed). */
 static void pool__want_help(pool__worker *w, const pool__awaited *wt) {
     uint32_t thief = wt->thief ? POOL__LOAD(wt->thief, POOL__RELAXED) : 0;
-    pool__worker *v = thief ? pool__worker_at(w->home, thief - 1) : NULL;
+    pool__worker *v = thief ? pool__worker_at(w->join.home, thief - 1) : NULL;
     if (v) pool__want_promotion(v);
     else pool__want_promotions(w);
 }
@@ -5266,7 +5948,7 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
    started, or pool_destroy has joined them. Its waiters run their own. */
 static int pool__runs_nothing(pool *p) {
     /* Acquire: pairs with pool__spawn's release, and pool_destroy's. */
-    return POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 ||
+    return POOL__LOAD(&p->threads.started, POOL__ACQUIRE) == 0 ||
            POOL__LOAD(&p->workers_gone, POOL__ACQUIRE);
 }
 
@@ -5301,7 +5983,7 @@ static void pool__wait_elsewhere(pool__worker *w, const pool__awaited *wt, int s
 static void pool__wait_join(pool__worker *w, pool__call_job *job) {
     pool__awaited wt;
     wt.done = &job->done;
-    wt.runner = w->home;
+    wt.runner = w->join.home;
     wt.tag = &job->task;
     wt.thief = &job->thief;
     wt.scope = NULL;
@@ -5375,7 +6057,7 @@ static void pool__slot_give_back(pool *p, pool__worker *w) {
     uint32_t bit = (uint32_t)1 << ((uint32_t)w->index - p->max_workers), before;
     pool_task *t, *first = NULL, *last = NULL;
     size_t n = 0;
-    POOL__INVARIANT(w->run_depth == 0 && w->wait_depth == 0 && !w->lazy_newest &&
+    POOL__INVARIANT(w->run_depth == 0 && w->wait_depth == 0 && !w->join.newest &&
                     w->held_count == 0);
     while ((t = pool__deque_pop(&w->deque)) != NULL) {
         if (last) last->pool__next = t;
@@ -5409,10 +6091,10 @@ static void pool__slots_close(pool *p) {
 /* Runs job on the calling thread, a thread outside every pool, in slot w
    of p: a run of the slot's, as a worker runs a task it took. */
 static void pool__run_in_slot(pool *p, pool__worker *w, pool__call_job *job) {
-    pool__current = w;
+    pool__set_current(w);
     POOL__COUNT(w->stats.slot_calls, 1);
     pool__execute(w, &job->task, 1);
-    pool__current = NULL;
+    pool__set_current(NULL);
     pool__slot_give_back(p, w);
 }
 
@@ -5461,7 +6143,7 @@ static uint64_t pool__earlier(uint64_t a, uint64_t b) { return !a ? b : !b ? a :
 
 static int pool__short_of_threads(pool *p) {
     /* Relaxed: a hint; pool__spawn decides under its lock. */
-    return POOL__LOAD(&p->threads_started, POOL__RELAXED) <
+    return POOL__LOAD(&p->threads.started, POOL__RELAXED) <
                pool__threads_wanted(p, POOL__RELAXED) &&
            pool__work_visible(p);
 }
@@ -5851,7 +6533,7 @@ static void pool__atfork_child(void) {
     }
     POOL__STORE(&pool__default_pool, NULL, POOL__RELAXED);
     /* Forked from inside a task: this thread is no pool's worker any more. */
-    pool__current = NULL;
+    pool__set_current(NULL);
     pool__blocking_home = NULL;
     pool__wait_table_reset_all();
     pool__mutex_unlock(&pool__default_lock);
@@ -5974,6 +6656,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
                                          NULL, 0, 0,    0,    0,    0,    0, 0};
     pool__cpu_set allowed;
     pool *p;
+    pool__worker *w;
     size_t n, spares;
     if (!out) return EINVAL;
     *out = NULL;
@@ -5990,7 +6673,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     pool__call_once(&pool__atfork_once, pool__atfork_register);
     /* The CPUs of the calling thread, unless it is a worker, which may be
        pinned: then those of its pool. */
-    if (pool__current) allowed = pool__current->home->allowed;
+    if ((w = pool__current()) != NULL) allowed = w->join.home->allowed;
     else pool__cpu_set_get(&allowed);
     n = (size_t)(cfg->num_threads ? cfg->num_threads : pool__default_num_threads(&allowed));
     if ((size_t)cfg->active_threads > n) return EINVAL;
@@ -6004,7 +6687,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
     p->user = cfg->user;
     p->fork_generation = POOL__LOAD(&pool__fork_generation, POOL__RELAXED);
     p->num_threads = (int)n;
-    p->active = cfg->active_threads ? (uint32_t)cfg->active_threads : (uint32_t)n;
+    p->threads.active = cfg->active_threads ? (uint32_t)cfg->active_threads : (uint32_t)n;
     p->spin_ns = (uint64_t)(cfg->spin_us ? cfg->spin_us : pool__default_spin_us()) * 1000;
     /* A busy worker keeps at least one task queued for each other thread. */
     p->spawn_throttle = cfg->spawn_throttle               ? cfg->spawn_throttle
@@ -6049,14 +6732,14 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
 typedef enum { POOL__DESTROY_RUN_ALL, POOL__DESTROY_SKIP_OPTIONAL } pool__destroy_mode;
 
 static int pool__destroy(pool *p, pool__destroy_mode mode) {
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current();
     pool_task *t;
     uint32_t i, started;
     if (!p) return EINVAL;
     if (pool__inherited(p)) return ECHILD; /* its threads are the parent's */
     /* From a task of p, on whatever thread: the task would return into a
        freed pool, or p's threads would wait for the caller's own task. */
-    if ((w && w->home == p) || pool__blocking_home == p || pool__inside_task_of(p, NULL))
+    if ((w && w->join.home == p) || pool__blocking_home == p || pool__inside_task_of(p, NULL))
         return EDEADLK;
     /* A worker of another pool blocks here for as long as p's work takes:
        its own pool gets a spare meanwhile (p's tasks may call into it). */
@@ -6074,7 +6757,7 @@ static int pool__destroy(pool *p, pool__destroy_mode mode) {
     pool__blocking_shutdown(p, mode == POOL__DESTROY_SKIP_OPTIONAL);
     pool__mutex_lock(&p->spawn_lock);
     p->spawn_closed = 1;
-    started = p->threads_started;
+    started = p->threads.started;
     pool__mutex_unlock(&p->spawn_lock);
     pool__monitor_stop(p);
     /* Pinned tasks run only on their worker: accepted ones come before the
@@ -6142,7 +6825,7 @@ static void pool__call_remote(pool *p, pool_fn fn, void *arg, int on_worker) {
         return;
     }
     pool__call_job_init(&job, fn, arg);
-    if (!on_worker && !pool__current && (slot = pool__slot_take(p)) != NULL) {
+    if (!on_worker && !pool__current() && (slot = pool__slot_take(p)) != NULL) {
         pool__run_in_slot(p, slot, &job);
         return;
     }
@@ -6157,7 +6840,7 @@ static void pool__call_remote(pool *p, pool_fn fn, void *arg, int on_worker) {
     wt.thief = NULL;
     wt.scope = NULL;
     wt.own = &job.task;
-    pool__wait_elsewhere(pool__current, &wt, awake);
+    pool__wait_elsewhere(pool__current(), &wt, awake);
 }
 
 /* The join's second half was not on top of w's deque after a returned: a
@@ -6174,53 +6857,61 @@ POOL__COLD int pool__join_slow(pool__worker *w, pool__call_job *job_b, pool_task
         n++;
         t = pool__deque_pop(&w->deque);
     }
-    if (first) pool__hand_off(w->home, first, last, n);
+    if (first) pool__hand_off(w->join.home, first, last, n);
     if (t) return 1;
     pool__wait_join(w, job_b);
     return 0;
 }
 
+/* The join view's slow paths (pool__join_begin and _end call them through
+   the view, from C and C++ alike). */
+
 /* The half of frame f is pushed at its join's start (see "What stays
    eager" in the lazy joins section); out of memory, it stays lazy. */
-static void pool__push_half(pool__worker *w, pool__lazy_join *f) {
+static void pool__join_push_half(pool__join_view *v, pool__lazy_join *f) {
+    pool__worker *w = pool__worker_of_view(v);
     if (pool__lazy_push(w, f) == 0) pool__new_local_jobs(w, 1);
+}
+
+static void pool__join_promote(pool__join_view *v) { pool__promote(pool__worker_of_view(v)); }
+
+/* f's half was pushed: popped back from the deque, or if it was stolen,
+   waited for (leapfrogging, see the waiting section). */
+static int pool__join_take_back(pool__join_view *v, pool__lazy_join *f) {
+    pool__worker *w = pool__worker_of_view(v);
+    pool_task *t;
+    POOL__INVARIANT(w->join.promoted == f); /* newer ones have ended */
+    w->join.promoted = f->promoted_before;
+    t = pool__deque_pop(&w->deque);
+    return t == &f->job.task || pool__join_slow(w, &f->job, t);
+}
+
+/* w's view, for joins on its thread (see the inline join in the API). */
+static void pool__join_view_init(pool__worker *w, pool *p) {
+    w->join.home = p;
+    w->join.promote_wanted = &w->promote_wanted;
+    w->join.counters = &p->counters;
+    w->join.threads = &p->threads;
+    w->join.max_workers = p->max_workers;
+    w->join.push_half = pool__join_push_half;
+    w->join.promote = pool__join_promote;
+    w->join.take_back = pool__join_take_back;
 }
 
 /* The heart of fork-join, on a worker of the pool: record b (lazy: see the
    lazy joins section; eager: pushed where thieves can take it at once),
    run a, then run b, taken back from the list with a plain load or from
-   the deque, or, if it was stolen, wait for its thief (leapfrogging, see
-   the waiting section). A half taken back is a plain call, neither counted
-   nor traced: a counter's store to load chain here would run from join to
-   join. */
+   the deque, or, if it was stolen, wait for its thief. A half taken back
+   is a plain call, neither counted nor traced: a counter's store to load
+   chain here would run from join to join. */
 POOL__INLINE void pool__join_local(pool__worker *w, pool_fn a, void *a_arg, pool_fn b, void *b_arg,
                                    pool__fork mode) {
     pool__lazy_join f;
-    pool_task *t;
-    POOL__INVARIANT(w == pool__current); /* the list and the deque are w's own */
-    f.job.fn = b;
-    f.job.arg = b_arg;
-    f.promoted = 0;
-    f.older = w->lazy_newest;
-    w->lazy_newest = &f;
-    if (f.older) f.older->newer = &f;
-    if (mode == POOL__FORK_EAGER || !f.older) pool__push_half(w, &f);
-    else if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED) || pool__wants_threads(w->home))
-        pool__promote(w);
+    POOL__INVARIANT(w == pool__current()); /* the list and the deque are w's own */
+    pool__join_begin(&w->join, &f, b, b_arg, mode == POOL__FORK_EAGER);
     a(a_arg);
-    POOL__INVARIANT(w->lazy_newest == &f); /* a's joins have all ended */
-    w->lazy_newest = f.older;
-    if (!f.promoted) {
-        /* Asked again here too: a first half that forked the last time
-           returns into halves that may never fork again. */
-        if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED)) pool__promote(w);
-        b(b_arg);
-        return;
-    }
-    POOL__INVARIANT(w->lazy_promoted == &f); /* newer ones have ended */
-    w->lazy_promoted = f.promoted_before;
-    t = pool__deque_pop(&w->deque);
-    if (t == &f.job.task || pool__join_slow(w, &f.job, t)) b(b_arg);
+    POOL__INVARIANT(w->join.newest == &f); /* a's joins have all ended */
+    if (pool__join_end(&w->join, &f)) b(b_arg);
 }
 
 typedef struct pool__join_args {
@@ -6234,8 +6925,8 @@ typedef struct pool__join_args {
    pool__wait_elsewhere) or by pool_destroy's drain, it runs a then b. */
 static void pool__join_trampoline(void *arg) {
     pool__join_args *j = (pool__join_args *)arg;
-    pool__worker *w = pool__current;
-    if (w && w->home == j->p) {
+    pool__worker *w = pool__current();
+    if (w && w->join.home == j->p) {
         pool__join_local(w, j->a, j->a_arg, j->b, j->b_arg, POOL__FORK_LAZY);
     } else {
         j->a(j->a_arg);
@@ -6245,8 +6936,8 @@ static void pool__join_trampoline(void *arg) {
 
 /* The worker of p running this thread, or NULL. */
 static pool__worker *pool__worker_of(pool *p) {
-    pool__worker *w = pool__current;
-    return w && w->home == p ? w : NULL;
+    pool__worker *w = pool__current();
+    return w && w->join.home == p ? w : NULL;
 }
 
 POOL__IMPL void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg) {
@@ -6417,7 +7108,7 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     s->pool__cancel = 0;
     s->pool__ended = 0;
     s->pool__on_cancel = NULL;
-    w = pool__current;
+    w = pool__current();
     s->pool__origin = w;
     s->pool__origin_run = w ? w->run_current : 0;
 }
@@ -6514,7 +7205,7 @@ POOL__IMPL int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg,
    release of the decrements (and so of every task that finished). The
    reference bit is masked: the owner gave it back as it re-armed. */
 static int pool__scope_wait_other(pool_scope *s, uint32_t round, int *cancelled) {
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current();
     int unfinished;
     if (w) pool__park_begin(w);
     /* Until the round is over, not only done: its owner writes the
@@ -6530,7 +7221,7 @@ static int pool__scope_wait_other(pool_scope *s, uint32_t round, int *cancelled)
 /* The owner of the wait for s (see above), in round `round`, waits for its
    tasks and re-arms it; 0, or ECANCELED if the round was cancelled. */
 static int pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
-    pool__worker *w = pool__current, *slot;
+    pool__worker *w = pool__current(), *slot;
     pool__awaited wt;
     int cancelled;
     /* acq_rel, as in pool__scope_task_done: the acquire sees the effects of
@@ -6543,13 +7234,13 @@ static int pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
         wt.thief = NULL;
         wt.scope = s;
         wt.own = NULL;
-        if (w && w->home == p) {
+        if (w && w->join.home == p) {
             pool__wait_in_pool(w, &wt);
         } else if (!w && (slot = pool__slot_take(p)) != NULL) { /* see the external slots */
-            pool__current = slot;
+            pool__set_current(slot);
             POOL__COUNT(slot->stats.slot_calls, 1);
             pool__wait_in_pool(slot, &wt);
-            pool__current = NULL;
+            pool__set_current(NULL);
             pool__slot_give_back(p, slot);
         } else {
             pool__wait_elsewhere(w, &wt, 1);
@@ -7116,7 +7807,7 @@ static int pool__submit(pool *p, pool_task *const *tasks, size_t n, pool_priorit
        would wait for pool_destroy (an external slot's holder leaves it to
        the pool). Refuse it instead, untaken. (Once a thread exists it
        stays until destroy. Acquire: pairs with pool__spawn's release.) */
-    if ((!w || pool__is_slot(w)) && POOL__LOAD(&p->threads_started, POOL__ACQUIRE) == 0 &&
+    if ((!w || pool__is_slot(w)) && POOL__LOAD(&p->threads.started, POOL__ACQUIRE) == 0 &&
         pool__spawn(p, POOL__LOCK_WAIT, POOL__NO_SPARES) == 0)
         return EAGAIN;
     for (i = 0; i < n; i++)
@@ -7162,7 +7853,7 @@ POOL__IMPL int pool_submit_priority(pool *p, pool_task *t, pool_priority priorit
 /* Pushes t onto w's pinned stack and makes sure w looks: see "Pinned
    tasks" for the two pairs this is one half of. */
 static int pool__pin(pool__worker *w, pool_task *t) {
-    pool *p = w->home;
+    pool *p = w->join.home;
     int was_empty;
     t->pool__next = NULL;
     if (pool__injector_push(&w->pinned, t, t, &was_empty) != 0) return ECANCELED; /* seq_cst */
@@ -7669,14 +8360,14 @@ static int pool__broadcast_pin(pool *p, pool__broadcast *b, pool__broadcast_task
 POOL__IMPL int pool_broadcast(pool *p, void (*fn)(void *arg, int worker), void *arg) {
     pool__broadcast_task inline_tasks[POOL__BROADCAST_INLINE], *tasks = inline_tasks;
     pool__broadcast b;
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current();
     uint32_t n, pinned;
     void *user;
     int err;
     if (!fn) return EINVAL;
     if (!(p = pool__resolve(p))) return ENOMEM;
     if (pool__inherited(p)) return ECHILD;
-    if ((w && w->home == p) || pool__inside_task_of(p, NULL)) return EDEADLK;
+    if ((w && w->join.home == p) || pool__inside_task_of(p, NULL)) return EDEADLK;
     /* Acquire: pairs with pool_destroy's release store. */
     if (POOL__LOAD(&p->closing, POOL__ACQUIRE)) return ECANCELED;
     n = (uint32_t)p->num_threads;
@@ -7872,8 +8563,8 @@ POOL__IMPL int pool_set_active_threads(pool *p, int n) {
         return ECANCELED;
     }
     /* seq_cst: read by retired workers and posters with the parked count. */
-    old = POOL__XCHG(&p->active, (uint32_t)n, POOL__SEQ_CST);
-    started = p->threads_started;
+    old = POOL__XCHG(&p->threads.active, (uint32_t)n, POOL__SEQ_CST);
+    started = p->threads.started;
     if ((uint32_t)n < old)
         for (i = (uint32_t)n; i < started; i++) pool__wake_sleeper(p, p->workers[i]);
     else if ((uint32_t)n > old) pool__wake_retired(p);
@@ -7886,7 +8577,7 @@ POOL__IMPL int pool_set_active_threads(pool *p, int n) {
 
 POOL__IMPL int pool_active_threads(const pool *p) {
     pool *r = pool__resolve(p);
-    return r ? (int)POOL__LOAD(&r->active, POOL__RELAXED) : 1;
+    return r ? (int)POOL__LOAD(&r->threads.active, POOL__RELAXED) : 1;
 }
 
 POOL__IMPL int pool_worker_index_limit(const pool *p) {
@@ -7921,7 +8612,7 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
     memset(out, 0, sizeof *out);
     if (!(p = pool__resolve(cp))) return;
     /* Acquire: pairs with pool__spawn's release; relaxed for the rest. */
-    started = POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
+    started = POOL__LOAD(&p->threads.started, POOL__ACQUIRE);
     for (i = 0; i < started + p->num_slots; i++) { /* the workers, then the external slots */
         pool_worker_stats w;
         pool__worker_stats_read(i < started ? p->workers[i] : pool__slot(p, i - started), &w);
@@ -7968,7 +8659,7 @@ POOL__IMPL int pool_worker_stats_get(const pool *cp, int worker, pool_worker_sta
         return 0;
     }
     /* Acquire: pairs with pool__spawn's release. */
-    out->started = (uint32_t)worker < POOL__LOAD(&p->threads_started, POOL__ACQUIRE);
+    out->started = (uint32_t)worker < POOL__LOAD(&p->threads.started, POOL__ACQUIRE);
     if (out->started) pool__worker_stats_read(p->workers[worker], out);
     return 0;
 }
@@ -8086,7 +8777,7 @@ POOL__IMPL int pool_wait_blocking_job(pool_blocking_job *job) {
            needs. A worker parks too, with a spare standing in for it (see
            the waiting section). The job's pool may be destroyed while we
            wait, so an outside wait is not counted in its statistics. */
-        pool__worker *w = pool__current;
+        pool__worker *w = pool__current();
         pool__wait_enter(w, NULL);
         pool__park(w, &job->pool__done);
         pool__wait_leave(w);

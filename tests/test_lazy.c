@@ -84,17 +84,17 @@ static void lz_scope_task(pool_task *t) {
 static pool_task lz_task = POOL_TASK_INIT(lz_scope_task);
 
 static void lz_l4_a(void *arg) {
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current();
     (void)arg;
     lz_count(5);
     CHECK_EQ_I64(w->stats.joins_promoted, 2);
-    CHECK(!w->lazy_newest->promoted); /* l4 */
+    CHECK(!w->join.newest->promoted); /* l4 */
     CHECK_EQ_I64(POOL__LOAD(&w->promote_wanted, POOL__RELAXED), 0);
     CHECK_EQ_I64(pool__deque_len(&w->deque), 3);
 }
 
 static void lz_l3_a(void *arg) {
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current();
     pool__deque_buffer *b = w->deque.buffer;
     int64_t top = POOL__LOAD(&w->deque.top, POOL__RELAXED);
     (void)arg;
@@ -103,34 +103,34 @@ static void lz_l3_a(void *arg) {
     CHECK_EQ_I64(w->stats.joins_promoted, 2);
     CHECK_EQ_I64(pool__deque_len(&w->deque), 2);
     CHECK(POOL__LOAD(&b->slots[top & b->mask], POOL__RELAXED) == &lz_l2->job.task);
-    CHECK(POOL__LOAD(&b->slots[(top + 1) & b->mask], POOL__RELAXED) == &w->lazy_newest->job.task);
+    CHECK(POOL__LOAD(&b->slots[(top + 1) & b->mask], POOL__RELAXED) == &w->join.newest->job.task);
     CHECK(lz_l2->promoted);
-    CHECK(w->lazy_newest->promoted); /* l3 */
-    CHECK(w->lazy_newest->older == lz_l2);
-    CHECK(w->lazy_promoted == w->lazy_newest);
+    CHECK(w->join.newest->promoted); /* l3 */
+    CHECK(w->join.newest->older == lz_l2);
+    CHECK(w->join.promoted == w->join.newest);
     CHECK_EQ_I64(POOL__LOAD(&w->promote_wanted, POOL__RELAXED), 0);
     /* A deque that is not empty: nothing is promoted. */
     CHECK(pool_scope_spawn(&lz_scope, &lz_task) == 0);
     POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
     pool_join(lz_pool, lz_l4_a, NULL, lz_half, (void *)(intptr_t)6);
     pool_scope_wait(&lz_scope);
-    CHECK(w->lazy_promoted == w->lazy_newest); /* l3's own frame */
+    CHECK(w->join.promoted == w->join.newest); /* l3's own frame */
 }
 
 static void lz_l2_a(void *arg) {
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current();
     (void)arg;
     lz_count(1);
-    lz_l2 = w->lazy_newest;
+    lz_l2 = w->join.newest;
     CHECK(!lz_l2->promoted);
     CHECK_EQ_I64(pool__deque_len(&w->deque), 0);
     POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
     pool_join(lz_pool, lz_l3_a, NULL, lz_half, (void *)(intptr_t)3);
-    CHECK(w->lazy_promoted == lz_l2); /* l3's join ended: back to l2 */
+    CHECK(w->join.promoted == lz_l2); /* l3's join ended: back to l2 */
 }
 
 static void lz_l1_a(void *arg) {
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current();
     (void)arg;
     wait_flag(&lz_b_started, 10);
     if (!atomic_load(&lz_b_started)) { /* nobody stole the outermost half */
@@ -140,14 +140,14 @@ static void lz_l1_a(void *arg) {
     pool_scope_init(&lz_scope, lz_pool);
     /* W2 is busy in l1_b, and its earlier idle searches may have asked. */
     POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
-    CHECK(!pool__wants_threads(lz_pool));
+    CHECK(!pool__join_wants_threads(&w->join));
     pool_join(lz_pool, lz_l2_a, NULL, lz_half, (void *)(intptr_t)4);
-    CHECK(w->lazy_promoted == w->lazy_newest); /* l1's frame again */
+    CHECK(w->join.promoted == w->join.newest); /* l1's frame again */
     atomic_store(&lz_release, 1);
 }
 static void lz_l1_b(void *arg) {
     (void)arg;
-    CHECK(pool__current->lazy_newest == NULL); /* a task from a queue: an empty list */
+    CHECK(pool__current()->join.newest == NULL); /* a task from a queue: an empty list */
     atomic_store(&lz_b_started, 1);
     wait_flag(&lz_release, 10);
 }
@@ -175,8 +175,8 @@ static void test_promote_oldest(void) {
 static pool__lazy_join *seen_list, *seen_promoted;
 static void record_list(pool_task *t) {
     (void)t;
-    seen_list = pool__current->lazy_newest;
-    seen_promoted = pool__current->lazy_promoted;
+    seen_list = pool__current()->join.newest;
+    seen_promoted = pool__current()->join.promoted;
 }
 /* Inside a bigger object: gcc's bounds check would take pool__execute's
    look at a join half's fields, behind its test of `run`, for an access
@@ -199,7 +199,7 @@ static void eager_inside_lazy(pool__worker *x) {
         f[i].job.fn = nop_fn;
         f[i].older = i ? &f[i - 1] : NULL;
         if (i) f[i - 1].newer = &f[i];
-        x->lazy_newest = &f[i];
+        x->join.newest = &f[i];
         if (i == 0 || i == 2) CHECK(pool__lazy_push(x, &f[i]) == 0);
     }
     /* Both pushed halves were taken (stolen): the deque is empty. */
@@ -210,17 +210,17 @@ static void eager_inside_lazy(pool__worker *x) {
     CHECK(POOL__LOAD(&b->slots[POOL__LOAD(&x->deque.top, POOL__RELAXED) & b->mask],
                      POOL__RELAXED) == &f[3].job.task);
     CHECK(f[3].promoted && !f[1].promoted);
-    CHECK(x->lazy_promoted == &f[3] && f[3].promoted_before == &f[2]);
+    CHECK(x->join.promoted == &f[3] && f[3].promoted_before == &f[2]);
     /* f[3] and f[2] end, as their joins would end them. */
     CHECK(pool__deque_pop(&x->deque) == &f[3].job.task);
-    x->lazy_promoted = f[3].promoted_before, x->lazy_newest = &f[2];
-    x->lazy_promoted = f[2].promoted_before, x->lazy_newest = &f[1];
-    CHECK(x->lazy_promoted == &f[0]);
+    x->join.promoted = f[3].promoted_before, x->join.newest = &f[2];
+    x->join.promoted = f[2].promoted_before, x->join.newest = &f[1];
+    CHECK(x->join.promoted == &f[0]);
     pool__promote(x);
     CHECK(f[1].promoted);
     CHECK(pool__deque_pop(&x->deque) == &f[1].job.task);
     CHECK_EQ_I64(x->stats.joins_promoted, 2);
-    x->lazy_newest = x->lazy_promoted = NULL;
+    x->join.newest = x->join.promoted = NULL;
 }
 
 static void test_hand_made(void) {
@@ -241,18 +241,18 @@ static void test_hand_made(void) {
     u = pool__worker_new(p, 2);
     if (!x || !v || !u) exit(2);
     p->workers[0] = x, p->workers[1] = v, p->workers[2] = u;
-    POOL__STORE(&p->threads_started, 3, POOL__RELEASE);
+    POOL__STORE(&p->threads.started, 3, POOL__RELEASE);
 
     memset(&outer, 0, sizeof outer);
-    x->lazy_newest = x->lazy_promoted = &outer;
-    pool__current = x;
+    x->join.newest = x->join.promoted = &outer;
+    pool__set_current(x);
     seen_list = seen_promoted = &outer;
     CHECK(pool__mark_queued(&record.task, NULL) == 0); /* as a submission marks it */
     pool__execute(x, &record.task, 1);
     CHECK(seen_list == NULL && seen_promoted == NULL);
-    CHECK(x->lazy_newest == &outer && x->lazy_promoted == &outer);
-    x->lazy_newest = x->lazy_promoted = NULL;
-    pool__current = NULL;
+    CHECK(x->join.newest == &outer && x->join.promoted == &outer);
+    x->join.newest = x->join.promoted = NULL;
+    pool__set_current(NULL);
 
     /* A join's waiter asks its half's thief, v, only. */
     pool__call_job_init(&half, nop_fn, NULL);
@@ -269,12 +269,12 @@ static void test_hand_made(void) {
     CHECK_EQ_I64(POOL__LOAD(&u->promote_wanted, POOL__RELAXED), 1);
     CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 0);
 
-    pool__current = x;
+    pool__set_current(x);
     eager_inside_lazy(x);
-    pool__current = NULL;
+    pool__set_current(NULL);
 
     /* Take the slots back before pool_destroy, which would join their threads. */
-    POOL__STORE(&p->threads_started, 0, POOL__RELEASE);
+    POOL__STORE(&p->threads.started, 0, POOL__RELEASE);
     pool__worker_free(p, x);
     pool__worker_free(p, v);
     pool__worker_free(p, u);
@@ -361,7 +361,7 @@ static void hb_b(void *arg) {
 }
 
 static void hb_a(void *arg) {
-    pool__worker *w = pool__current;
+    pool__worker *w = pool__current();
     double until;
     uint64_t before;
     (void)arg;

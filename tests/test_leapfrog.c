@@ -134,18 +134,18 @@ static void test_scopes(void) {
     test_run outer_run;
     int found;
     printf("  a scope: what its waiter may take from a worker running one of its tasks\n");
-    pool__current = v;
+    pool__set_current(v);
     pool_scope_init(&before, p); /* made on V before the run */
-    pool__current = x;
+    pool__set_current(x);
     pool_scope_init(&elsewhere, p); /* made on another worker */
     pool_scope_init(&waited, p);
-    pool__current = NULL;
+    pool__set_current(NULL);
     push(x, &first, &waited);
     CHECK(pool__deque_steal(&x->deque, 0, &found) == &first); /* V steals a task of `waited` */
     outer_run = run_begin(v, &first, &waited);
-    pool__current = v;
+    pool__set_current(v);
     pool_scope_init(&nested, p); /* made during the run, on V */
-    pool__current = NULL;
+    pool__set_current(NULL);
     memset(&wt, 0, sizeof wt);
     wt.runner = p;
     wt.tag = &waited;
@@ -304,14 +304,14 @@ int main(void) {
     v = pool__worker_new(p, 1);
     if (!x || !v) return 2;
     p->workers[0] = x, p->workers[1] = v;
-    POOL__STORE(&p->threads_started, 2, POOL__RELEASE);
+    POOL__STORE(&p->threads.started, 2, POOL__RELEASE);
     test_join_half();
     test_scopes();
     test_own_deque();
     test_own_deque_below_run();
     test_own_scope_below_run();
     /* Take the slots back before pool_destroy, which would join their threads. */
-    POOL__STORE(&p->threads_started, 0, POOL__RELEASE);
+    POOL__STORE(&p->threads.started, 0, POOL__RELEASE);
     pool__worker_free(p, x);
     pool__worker_free(p, v);
     p->workers[0] = p->workers[1] = NULL;

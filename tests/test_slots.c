@@ -208,13 +208,13 @@ static int asked;
 static void ask_everyone(void *arg) {
     (void)arg;
     POOL__STORE(&asking_slot->promote_wanted, 0, POOL__RELAXED);
-    pool__want_promotions(pool__current); /* what an idle worker does */
+    pool__want_promotions(pool__current()); /* what an idle worker does */
     asked = POOL__LOAD(&asking_slot->promote_wanted, POOL__RELAXED);
 }
 
 static void ask_from_a_worker(void *arg) {
     (void)arg;
-    asking_slot = pool__current;
+    asking_slot = pool__current();
     pool_call_on_worker(p, ask_everyone, NULL);
 }
 

@@ -51,7 +51,7 @@ static void dump_state(void) {
     uint32_t i, started;
     if (!p) return;
     c = POOL__LOAD(&p->counters, POOL__RELAXED);
-    started = POOL__LOAD(&p->threads_started, POOL__RELAXED);
+    started = POOL__LOAD(&p->threads.started, POOL__RELAXED);
     fprintf(stderr, "pool state (%d threads configured, %u started):\n", soaked_threads, started);
     fprintf(stderr, "  counters: sleeping %u, inactive %u, JEC %u; injector %s, high %s\n",
             pool__sleeping_of(c), pool__inactive_of(c), pool__jec_of(c),

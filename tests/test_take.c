@@ -47,14 +47,14 @@ static pool *pool_with_slots(int n) {
     if (pool_create(&p, &cfg) != 0) exit(2);
     for (i = 0; i < n; i++)
         if (!(p->workers[i] = pool__worker_new(p, (uint32_t)i))) exit(2);
-    POOL__STORE(&p->threads_started, (uint32_t)n, POOL__RELEASE);
+    POOL__STORE(&p->threads.started, (uint32_t)n, POOL__RELEASE);
     return p;
 }
 
 /* Takes the slots back before pool_destroy, which would join their threads. */
 static void destroy_with_slots(pool *p, int n) {
     int i;
-    POOL__STORE(&p->threads_started, 0, POOL__RELEASE);
+    POOL__STORE(&p->threads.started, 0, POOL__RELEASE);
     for (i = 0; i < n; i++) {
         pool__worker_free(p, p->workers[i]);
         p->workers[i] = NULL;

@@ -422,15 +422,15 @@ static void test_spare_after_spawn_unlock(void) {
     pool_a = test_pool(1);
     CALL_IN(pool_a, nop, NULL); /* A's worker is running */
     pool__mutex_lock(&pool_a->spawn_lock);
-    started = pool_a->threads_started; /* what the holder saw: nothing to start */
+    started = pool_a->threads.started; /* what the holder saw: nothing to start */
     CHECK_EQ_I64(started, 1);
-    POOL__FETCH_ADD(&pool_a->parked, 1, POOL__SEQ_CST); /* a park after the holder's look */
+    POOL__FETCH_ADD(&pool_a->threads.parked, 1, POOL__SEQ_CST); /* a park after the holder's look */
     CHECK_EQ_I64(pool__spawn(pool_a, POOL__LOCK_TRY, POOL__SPARES),
                  1);                                      /* a poster: the lock is held */
     CHECK_EQ_I64(pool__spawn_unlock(pool_a, started), 2); /* the holder starts the spare */
-    CHECK_EQ_I64(POOL__LOAD(&pool_a->threads_started, POOL__ACQUIRE), 2);
+    CHECK_EQ_I64(POOL__LOAD(&pool_a->threads.started, POOL__ACQUIRE), 2);
     CHECK_EQ_I64(POOL__LOAD(&pool_a->spawn_again, POOL__RELAXED), 0);
-    POOL__FETCH_SUB(&pool_a->parked, 1, POOL__SEQ_CST);
+    POOL__FETCH_SUB(&pool_a->threads.parked, 1, POOL__SEQ_CST);
     CHECK(pool_destroy(pool_a) == 0);
 }
 
