@@ -10,9 +10,10 @@
  * so that ranks bound to disjoint cores by mpirun get disjoint pools), and -s to count serially
  * on rank 0 first, check the parallel count against it and print both times.
  *
- * Work split: the placements of the first rows (a prefix) are numbered in one order on every
- * rank, and rank r takes prefixes r, r + size, r + 2 size, ... Nothing is sent to hand the work
- * out; cyclic dealing spreads the expensive prefixes (the middle columns) over the ranks. Inside
+ * Work split: the placements of the first rows (a prefix; as many rows as give 256 prefixes per
+ * rank) are numbered in one order on every rank, and rank r takes prefixes r, r + size,
+ * r + 2 size, ... Nothing is sent to hand the work out; cyclic dealing spreads the expensive
+ * prefixes (the middle columns) over the ranks. Inside
  * a rank, pool_parallel_reduce splits the rank's prefixes over its workers, and idle workers
  * steal, so the unequal subtrees balance within the rank. One MPI_Reduce adds the counts.
  *
@@ -33,7 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PREFIX_ROWS 3
+/* Prefixes wanted per rank: enough that dealing them out evens out the ranks, and that each
+   rank's pool has many per thread to balance by stealing. bench/mpi_model.c shows what too few
+   cost at 64 ranks of 16 threads. */
+#define PREFIXES_PER_RANK 256
 
 /* The counts of OEIS A000170 for N = 0 .. 18. */
 static const long long known[] = {1,      1,       0,        0,        2,        10,    4,
@@ -87,6 +91,19 @@ static size_t deal(unsigned all, struct board b, int rows, size_t *index, size_t
     return kept;
 }
 
+/* The fewest first rows (3 to 6) whose placements number PREFIXES_PER_RANK per rank; the
+   same on every rank, since it depends on n and the rank count only. */
+static int prefix_rows(unsigned all, int ranks) {
+    struct board empty = {0, 0, 0};
+    int rows;
+    for (rows = 3; rows < 6; rows++) {
+        size_t index = 0;
+        deal(all, empty, rows, &index, 0, 1, NULL, 0);
+        if (index >= (size_t)PREFIXES_PER_RANK * (size_t)ranks) break;
+    }
+    return rows;
+}
+
 static void fold(void *arg, void *acc, size_t lo, size_t hi) {
     const struct job *job = arg;
     unsigned all = (1u << job->n) - 1;
@@ -108,7 +125,7 @@ static int usage(int rank) {
 int main(int argc, char **argv) {
     static const long long zero = 0;
     const pool_reducer count_reducer = {sizeof(long long), &zero, fold, combine};
-    int provided, rank, ranks, n = 12, threads = 0, serial = 0, rc;
+    int provided, rank, ranks, n = 12, threads = 0, serial = 0, rows, rc;
     long long serial_count = -1, mine = 0, total = 0;
     double serial_s = 0, start, mine_s, slowest_s, all_s;
     struct pool_config cfg;
@@ -149,11 +166,12 @@ int main(int argc, char **argv) {
 
     MPI_Barrier(MPI_COMM_WORLD); /* every rank starts the clock together */
     start = MPI_Wtime();
-    count = deal((1u << n) - 1, empty, PREFIX_ROWS, &index, (size_t)rank, (size_t)ranks, NULL, 0);
+    rows = prefix_rows((1u << n) - 1, ranks);
+    count = deal((1u << n) - 1, empty, rows, &index, (size_t)rank, (size_t)ranks, NULL, 0);
     prefixes = malloc((count ? count : 1) * sizeof *prefixes);
     if (!prefixes) MPI_Abort(MPI_COMM_WORLD, 1);
     index = 0;
-    deal((1u << n) - 1, empty, PREFIX_ROWS, &index, (size_t)rank, (size_t)ranks, prefixes, 0);
+    deal((1u << n) - 1, empty, rows, &index, (size_t)rank, (size_t)ranks, prefixes, 0);
     job.n = n;
     job.prefixes = prefixes;
     rc = pool_parallel_reduce(p, 0, count, 1, &count_reducer, &job, &mine);
@@ -170,9 +188,9 @@ int main(int argc, char **argv) {
     rc = 0;
     if (rank == 0) {
         long long expected = n < (int)(sizeof known / sizeof known[0]) ? known[n] : serial_count;
-        printf("N=%d ranks=%d threads/rank=%d prefixes=%zu: %lld solutions in %.6f s "
+        printf("N=%d ranks=%d threads/rank=%d prefixes=%zu of %d rows: %lld solutions in %.6f s "
                "(slowest rank computed %.6f s)\n",
-               n, ranks, pool_num_threads(p), index, total, all_s, slowest_s);
+               n, ranks, pool_num_threads(p), index, rows, total, all_s, slowest_s);
         if (serial)
             printf("serial: %lld solutions in %.6f s; parallel/serial time %.3f\n", serial_count,
                    serial_s, all_s / serial_s);
