@@ -5,7 +5,7 @@ CFLAGS  ?= -O2 -g
 BUILD   ?= build
 
 .PHONY: all test test-debug format-check format test-tsan test-asan test-valgrind check soak model examples readme trace-svg bench \
-	bench-stats bench-smoke bench-peers bench-results bench-graph bench-scaling bench-mpi portability clean \
+	bench-stats bench-smoke bench-peers bench-results bench-graph bench-scaling bench-mpi bench-cpp portability clean \
 	install uninstall
 
 all: examples
@@ -96,6 +96,13 @@ bench:
 # What the statistics counters cost: bench/fib.c with and without POOL_NO_STATS.
 bench-stats:
 	CC="$(CC)" BUILD=$(BUILD)/bench sh bench/stats_cost.sh
+
+# pool.h's C++ interface: fib and a tree sum with pool_cpp::join against the natural serial code,
+# and pool_cpp::sort against oneTBB's parallel_sort and __gnu_parallel::sort (THREADS="1 2" unless
+# given; installs the peers' packages first).
+bench-cpp:
+	sh bench/peers/install.sh
+	BUILD=$(BUILD)/bench sh bench/cpp.sh $(or $(THREADS),1 2)
 
 # examples/mpi/nqueens_mpi.c as 1 rank x 2 threads and 2 ranks x 1 thread against the serial
 # count, on this machine (N=15 REPS=7 unless given; installs Debian's Open MPI if it can).

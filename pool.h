@@ -259,6 +259,7 @@
 
    CONTENTS of the implementation, in file order; search for the tag
    (">>sleep") to jump to a section:
+     >>cpp                the C++ interface (in the API part, after the C)
      >>platform           atomics, threads, wait/wake, CPU count, yield
      >>deque              the Chase-Lev deque
      >>injector           the queue for work posted from outside
@@ -877,11 +878,14 @@ POOL_DEF int pool_scope_spawn(pool_scope *s, pool_task *t);
    Blocks:  as pool_scope_spawn. */
 POOL_DEF int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_priority priority);
 
-/* The largest argument block pool_scope_spawn_copy copies. */
+/* The largest argument block pool_scope_spawn_copy copies, and the
+   alignment of its copy. */
 #define POOL_SPAWN_COPY_MAX 96
+#define POOL_SPAWN_COPY_ALIGN 16
 
 /* pool_scope_spawn_copy: spawns fn into s with a copy of the `size` bytes
-   at arg: fn receives a pointer to the copy (aligned for any type, valid
+   at arg: fn receives a pointer to the copy (aligned to
+   POOL_SPAWN_COPY_ALIGN: for any type that is not over-aligned; valid
    until fn returns), so the caller needs no task struct and may reuse or
    free arg as soon as this returns: a C translation of OpenMP's
    `#pragma omp task firstprivate(...)`. The copy lives in a cell of the
@@ -1374,12 +1378,13 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
    that files built against different pool.h versions fail to link instead
    of misreading a worker. */
 
-#if defined(__cplusplus)
-#define POOL__THREAD_LOCAL thread_local
-#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define POOL__THREAD_LOCAL _Thread_local
+/* The header's inline functions: external inline in C++ (one definition
+   for the templates below that call them, in every file), static in C and
+   with POOL_STATIC. */
+#if defined(__cplusplus) && !defined(POOL_STATIC)
+#define POOL__HEADER_INLINE inline
 #else
-#define POOL__THREAD_LOCAL __thread
+#define POOL__HEADER_INLINE static inline
 #endif
 
 /* The sleepers' count in a pool's sleep counters (see the sleep section). */
@@ -1424,6 +1429,7 @@ struct pool__join_view {
     pool__lazy_join *newest;   /* the newest join of the task it runs innermost */
     pool__lazy_join *promoted; /* ... and the newest of them that was pushed */
     pool *home;
+    int home_is_default;                /* home is the default pool, which a NULL pool means */
     const uint32_t *promote_wanted;     /* its own; other threads set it (see "Who asks") */
     const uint64_t *counters;           /* home's sleep counters */
     const pool__thread_counts *threads; /* home's */
@@ -1438,18 +1444,21 @@ struct pool__join_view {
 };
 
 /* The join view of the worker or slot running this thread; NULL on a
-   thread outside every pool. */
+   thread outside every pool. GNU __thread in C and C++ alike: C++'s
+   thread_local would have every access to it from C++ go through a
+   wrapper function that only a C++ definition provides (macOS), or test
+   for a dynamic initialiser first. */
 #ifdef POOL_STATIC
-static POOL__THREAD_LOCAL pool__join_view *pool__join_current_v1;
+static __thread pool__join_view *pool__join_current_v1;
 #else
-extern POOL__THREAD_LOCAL pool__join_view *pool__join_current_v1;
+extern __thread pool__join_view *pool__join_current_v1;
 #endif
 
 /* How many threads a pool wants started: the active count plus a stand-in
    for each worker parked in a wait (see the retirement section), at most
    max_workers. mo: the loads' memory order. */
-static inline uint32_t pool__threads_wanted_of(const pool__thread_counts *t, uint32_t max_workers,
-                                               int mo) {
+POOL__HEADER_INLINE uint32_t pool__threads_wanted_of(const pool__thread_counts *t,
+                                                     uint32_t max_workers, int mo) {
     uint32_t want = __atomic_load_n(&t->active, mo) + __atomic_load_n(&t->parked, mo);
     return want < max_workers ? want : max_workers;
 }
@@ -1457,7 +1466,7 @@ static inline uint32_t pool__threads_wanted_of(const pool__thread_counts *t, uin
 /* Whether v's pool wants another thread busy: a sleeper to wake, a thread
    to start. Relaxed: a hint read at every join; a promotion announces with
    the full pairing. */
-static inline int pool__join_wants_threads(const pool__join_view *v) {
+POOL__HEADER_INLINE int pool__join_wants_threads(const pool__join_view *v) {
     return (__atomic_load_n(v->counters, __ATOMIC_RELAXED) & POOL__SLEEPING_MASK) != 0 ||
            __atomic_load_n(&v->threads->started, __ATOMIC_RELAXED) <
                pool__threads_wanted_of(v->threads, v->max_workers, __ATOMIC_RELAXED);
@@ -1466,8 +1475,8 @@ static inline int pool__join_wants_threads(const pool__join_view *v) {
 /* A join's start, on v's thread: records the second half, b(b_arg), in
    frame f, lazily unless `eager` or f is the task's outermost join, and
    promotes older halves if someone asked. The first half runs next. */
-static inline void pool__join_begin(pool__join_view *v, pool__lazy_join *f, pool_fn b, void *b_arg,
-                                    int eager) {
+POOL__HEADER_INLINE void pool__join_begin(pool__join_view *v, pool__lazy_join *f, pool_fn b,
+                                          void *b_arg, int eager) {
     f->job.fn = b;
     f->job.arg = b_arg;
     f->promoted = 0;
@@ -1483,7 +1492,7 @@ static inline void pool__join_begin(pool__join_view *v, pool__lazy_join *f, pool
    run the second half now (it was never promoted, or was taken back), 0
    if a thief ran it. A half never promoted is taken back with a plain
    store: no barrier, nothing another thread sees. */
-static inline int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
+POOL__HEADER_INLINE int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
     v->newest = f->older;
     if (!f->promoted) {
         /* Asked again here too: a first half that forked the last time
@@ -1568,18 +1577,19 @@ static inline int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
 #define POOL__CPP_EXCEPTIONS 0
 #endif
 
-/* clang-format off: the namespaces' braces come from these */
+/* The namespaces. POOL_STATIC: internal linkage, as the implementation
+   has. Otherwise an inline namespace says whether exceptions were on, so
+   that files built with and without them cannot share one definition of
+   a template whose layout and behaviour differ. */
+/* clang-format off */
 #ifdef POOL_STATIC
-#define POOL__CPP_OPEN \
-    namespace pool_cpp { \
-    namespace {
-#define POOL__CPP_CLOSE \
-    } \
-    }
+#define POOL__CPP_OPEN namespace pool_cpp { namespace {
+#elif POOL__CPP_EXCEPTIONS
+#define POOL__CPP_OPEN namespace pool_cpp { inline namespace v1_exceptions {
 #else
-#define POOL__CPP_OPEN namespace pool_cpp {
-#define POOL__CPP_CLOSE }
+#define POOL__CPP_OPEN namespace pool_cpp { inline namespace v1_no_exceptions {
 #endif
+#define POOL__CPP_CLOSE } }
 /* clang-format on */
 
 POOL__CPP_OPEN
@@ -1587,40 +1597,47 @@ POOL__CPP_OPEN
 namespace detail {
 
 /* Where the first exception of a piece of parallel work waits for its
-   caller. Any thread may capture; only the caller takes it, after the
-   join or wait that ends the work. */
+   caller. Any thread may capture, at any time: a scope's task spawned
+   after its wait began may throw while that wait returns, and rethrows
+   it. The exception is published by a pointer. */
 class first_error {
   public:
-    first_error() : taken_(false) {}
+    first_error() : error_(nullptr) {}
+    ~first_error() { delete error_.load(std::memory_order_relaxed); }
+    first_error(const first_error &) = delete;
+    first_error &operator=(const first_error &) = delete;
 
-    /* In a catch block: keeps the exception in flight if it is the first. */
+    /* In a catch block: keeps the exception in flight if none is kept. */
     void capture() noexcept {
 #if POOL__CPP_EXCEPTIONS
-        /* Relaxed: the exchange only elects the one thread that writes
-           error_. The caller reads error_ after the join or wait that ended
-           the work, which orders that read after the write (the pool's
-           release when a task ends, acquire in the wait). */
-        if (!taken_.exchange(true, std::memory_order_relaxed)) error_ = std::current_exception();
+        std::exception_ptr *mine = new (std::nothrow) std::exception_ptr(std::current_exception());
+        std::exception_ptr *none = nullptr;
+        /* Release: pairs with the acquire in rethrow; the taker sees the
+           exception object whole. Out of memory the exception is dropped:
+           there is nowhere to keep it. */
+        if (mine && !error_.compare_exchange_strong(none, mine, std::memory_order_release,
+                                                    std::memory_order_relaxed))
+            delete mine;
 #endif
     }
 
     /* Rethrows the kept exception, if any, and forgets it (the work may
-       be run again: a scope is reusable). */
+       run again: a scope is reusable). */
     void rethrow() {
 #if POOL__CPP_EXCEPTIONS
-        if (!taken_.load(std::memory_order_relaxed)) return;
-        std::exception_ptr e = error_;
-        error_ = nullptr;
-        taken_.store(false, std::memory_order_relaxed);
+        /* Relaxed first: nearly always nothing is kept. */
+        if (!error_.load(std::memory_order_relaxed)) return;
+        /* Acquire: pairs with the release in capture. */
+        std::exception_ptr *kept = error_.exchange(nullptr, std::memory_order_acquire);
+        if (!kept) return; /* another waiter took it */
+        std::exception_ptr e = std::move(*kept);
+        delete kept;
         std::rethrow_exception(e);
 #endif
     }
 
   private:
-    std::atomic<bool> taken_;
-#if POOL__CPP_EXCEPTIONS
-    std::exception_ptr error_;
-#endif
+    std::atomic<std::exception_ptr *> error_;
 };
 
 /* Calls f(), an exception it throws kept in err. */
@@ -1701,20 +1718,31 @@ template <class A, class B> void join_elsewhere(pool *p, A &a, B &b) {
     rethrow_if(&hb.error);
 }
 
-/* call's function and where its result goes. */
+/* call's function and where its result is made (R needs no default
+   constructor). */
 template <class F, class R> struct call_box {
     F *fn;
     first_error error;
-    R *result;
+    bool made;
+    typename std::aligned_storage<sizeof(R), alignof(R)>::type result;
+    explicit call_box(F *f) : fn(f), made(false) {}
+    ~call_box() {
+        if (made) value().~R();
+    }
+    R &value() { return *reinterpret_cast<R *>(&result); }
     static void run(void *arg) {
         call_box *b = static_cast<call_box *>(arg);
-        guarded(b->error, [b] { *b->result = (*b->fn)(); });
+        guarded(b->error, [b] {
+            ::new (static_cast<void *>(&b->result)) R((*b->fn)());
+            b->made = true;
+        });
     }
 };
 
 template <class F> struct call_box<F, void> {
     F *fn;
     first_error error;
+    explicit call_box(F *f) : fn(f) {}
     static void run(void *arg) {
         call_box *b = static_cast<call_box *>(arg);
         guarded(b->error, *b->fn);
@@ -1725,6 +1753,7 @@ template <class F> struct call_box<F, void> {
 template <class F> struct loop {
     F *body;
     first_error error;
+    explicit loop(F *b) : body(b) {}
     static void run(void *arg, size_t lo, size_t hi) {
         loop *l = static_cast<loop *>(arg);
         guarded(l->error, [l, lo, hi] {
@@ -1745,13 +1774,13 @@ template <class F> struct loop {
    Blocks:  until both have returned (see WAITING). */
 template <class A, class B> inline void join(pool *p, A &&a, B &&b) {
     pool__join_view *v = pool__join_current_v1;
-    if (v && v->home == p) detail::join_inline(v, a, b);
+    if (v && (v->home == p || (!p && v->home_is_default))) detail::join_inline(v, a, b);
     else detail::join_elsewhere(p, a, b);
 }
 
 /* call: runs f() on p and returns its result (decayed: a value, never a
-   reference); pool_call for a callable. R must be default-constructible
-   and move-assignable.
+   reference); pool_call for a callable. The result needs a move
+   constructor.
    Exceptions: what f throws is rethrown here.
    Threads: any.
    Blocks:  until f returns (see pool_call). */
@@ -1761,18 +1790,17 @@ inline auto call(pool *p, F &&f) ->
                             typename std::decay<decltype(f())>::type>::type {
     typedef typename std::remove_reference<F>::type FF;
     typedef typename std::decay<decltype(f())>::type R;
-    R result = R();
-    detail::call_box<FF, R> box = {&f, {}, &result};
+    detail::call_box<FF, R> box(&f);
     pool_call(p, &detail::call_box<FF, R>::run, &box);
     box.error.rethrow();
-    return result;
+    return std::move(box.value());
 }
 
 template <class F>
 inline auto call(pool *p, F &&f) ->
     typename std::enable_if<std::is_void<decltype(f())>::value>::type {
     typedef typename std::remove_reference<F>::type FF;
-    detail::call_box<FF, void> box = {&f, {}};
+    detail::call_box<FF, void> box(&f);
     pool_call(p, &detail::call_box<FF, void>::run, &box);
     box.error.rethrow();
 }
@@ -1787,7 +1815,7 @@ inline auto call(pool *p, F &&f) ->
 template <class F>
 inline void parallel_for(pool *p, size_t begin, size_t end, size_t grain, F &&body) {
     typedef typename std::remove_reference<F>::type FF;
-    detail::loop<FF> l = {&body, {}};
+    detail::loop<FF> l(&body);
     pool_parallel_for(p, begin, end, grain, &detail::loop<FF>::run, &l);
     l.error.rethrow();
 }
@@ -1969,7 +1997,7 @@ class scope {
         return spawn_as<D>(std::forward<F>(f), std::integral_constant < bool,
                            std::is_trivially_copyable<D>::value &&
                                sizeof(copied<D>) <= POOL_SPAWN_COPY_MAX &&
-                               alignof(copied<D>) <= alignof(std::max_align_t) > ());
+                               alignof(copied<D>) <= POOL_SPAWN_COPY_ALIGN > ());
     }
 
     /* spawn: try_spawn, which throws std::system_error (with the errno
@@ -2005,7 +2033,9 @@ class scope {
     void cancel() { pool_scope_cancel(&scope_); }
     bool cancelled() const { return pool_scope_cancelled(&scope_) != 0; }
 
-    /* The C scope, for the C functions. */
+    /* The C scope, for the C functions that take one (a C task may be
+       spawned into it too). Its on_cancel is the scope's own: setting
+       another would leak the tasks a cancel skips. */
     pool_scope *c_scope() { return &scope_; }
 
   private:
@@ -2020,20 +2050,27 @@ class scope {
     };
 
     /* A callable in a task of its own, deleted when it has run or been
-       skipped. */
+       skipped. Every such task has the one run function below, which is
+       how skip tells them from C tasks spawned through c_scope(). */
     struct task_base : pool_task {
+        void (*invoke)(task_base *t); /* runs the callable and deletes the task */
         void (*destroy)(task_base *t);
+        static void run_task(pool_task *t) {
+            task_base *b = static_cast<task_base *>(t);
+            b->invoke(b);
+        }
     };
     template <class D> struct owned : task_base {
         scope *owner;
         D fn;
         template <class F> owned(scope *s, F &&f) : owner(s), fn(std::forward<F>(f)) {
-            run = &owned::run_and_delete;
+            run = &task_base::run_task;
             pool__next = nullptr;
             pool__scope = nullptr;
+            invoke = &owned::run_and_delete;
             destroy = &owned::destroy_only;
         }
-        static void run_and_delete(pool_task *t) {
+        static void run_and_delete(task_base *t) {
             owned *o = static_cast<owned *>(t);
             detail::guarded(o->owner->error_, o->fn);
             delete o;
@@ -2041,7 +2078,11 @@ class scope {
         static void destroy_only(task_base *t) { delete static_cast<owned *>(t); }
     };
 
+    /* The scope's on_cancel: a skipped task of its own is deleted; a C
+       task spawned through c_scope() is left as a cancel without an
+       on_cancel leaves it. */
     static void skip(pool_task *t) {
+        if (t->run != &task_base::run_task) return;
         task_base *b = static_cast<task_base *>(t);
         b->destroy(b);
     }
@@ -2052,6 +2093,11 @@ class scope {
     }
 
     template <class D, class F> int spawn_as(F &&f, std::false_type) {
+#if !defined(__cpp_aligned_new)
+        /* Before C++17 new ignores an alignment beyond the default. */
+        static_assert(alignof(owned<D>) <= alignof(std::max_align_t),
+                      "pool_cpp::scope::spawn: an over-aligned callable needs C++17");
+#endif
         owned<D> *o = new (std::nothrow) owned<D>(this, std::forward<F>(f));
         int rc;
         if (!o) return ENOMEM;
@@ -2171,6 +2217,14 @@ POOL__CPP_CLOSE
    the fields one thread writes away from those another thread writes. */
 #define POOL__CACHE_LINE 128
 #define POOL__ALIGNED __attribute__((aligned(POOL__CACHE_LINE)))
+
+#if defined(__cplusplus)
+#define POOL__THREAD_LOCAL thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define POOL__THREAD_LOCAL _Thread_local
+#else
+#define POOL__THREAD_LOCAL __thread
+#endif
 
 /* The join fast path is a handful of loads and stores; it must not pay
    for a call or for the registers a cold path would need. */
@@ -3366,6 +3420,9 @@ struct pool {
        num_slots external slots (see their section), made by pool_create. */
     pool__worker **workers;
     uint32_t num_slots;
+    /* p is the default pool (pool__resolve): set before it is published,
+       and copied into each worker's join view. */
+    int is_default;
     pool__cpu_set allowed; /* every thread of the pool starts with these CPUs */
     int *cpus;             /* pool_config.cpus, copied; NULL: no pinning */
     int num_cpus;
@@ -3416,7 +3473,7 @@ struct pool {
 };
 
 #ifndef POOL_STATIC
-POOL__THREAD_LOCAL pool__join_view *pool__join_current_v1;
+__thread pool__join_view *pool__join_current_v1;
 #endif
 
 /* The worker whose join view v is: its first member. */
@@ -4525,12 +4582,14 @@ typedef struct pool__copy_cell {
     pool_fn fn;
     pool *home;
     struct pool__copy_cell *next_free;
-    union { /* the copy of the argument block, aligned for any type */
+    /* The copy of the argument block: an explicit alignment, since a
+       union of the widest types is only 4-aligned on some 32-bit ABIs. */
+    union {
         unsigned char bytes[POOL_SPAWN_COPY_MAX];
         long double align_ld;
         long long align_ll;
         void *align_ptr;
-    } arg;
+    } arg __attribute__((aligned(POOL_SPAWN_COPY_ALIGN)));
 } pool__copy_cell;
 
 typedef struct pool__copy_slab {
@@ -4561,7 +4620,8 @@ static pool__copy_cell *pool__copy_refill_locked(pool *p, uint32_t *count) {
         pool__copy_move(&p->copy_shared, &p->copy_shared_count, &got, count, POOL__COPY_SLAB);
         return got;
     }
-    if (!(slab = (pool__copy_slab *)pool__alloc(sizeof *slab, p->user))) return NULL;
+    /* Aligned: POOL_MALLOC may promise less than a cell's arg needs. */
+    if (!(slab = (pool__copy_slab *)pool__alloc_aligned(sizeof *slab, p->user))) return NULL;
     slab->next = p->copy_slabs;
     p->copy_slabs = slab;
     for (i = 0; i < POOL__COPY_SLAB; i++) {
@@ -6597,7 +6657,7 @@ static void pool__free_pool(pool *p) {
     uint32_t k;
     while (p->copy_slabs) {
         struct pool__copy_slab *next = p->copy_slabs->next;
-        pool__free(p->copy_slabs, user);
+        pool__free_aligned(p->copy_slabs, user);
         p->copy_slabs = next;
     }
     for (k = 0; p->workers && k < p->num_slots; k++)
@@ -6793,6 +6853,16 @@ POOL__IMPL int pool_destroy_fast(pool *p) { return pool__destroy(p, POOL__DESTRO
    process: a forked child makes its own). NULL is returned only if it
    could not be created (out of memory); callers then run the work on the
    calling thread. */
+/* d becomes the default pool, before any other thread can see it: its
+   external slots (its only workers yet) and the workers it makes later
+   learn it in their join views, so that a C++ join given a NULL pool on
+   one of them is inline. */
+static void pool__mark_default(pool *d) {
+    uint32_t k;
+    d->is_default = 1;
+    for (k = 0; k < d->num_slots; k++) d->workers[d->max_workers + k]->join.home_is_default = 1;
+}
+
 static pool *pool__resolve(const pool *p) {
     pool *d;
     if (p) return (pool *)p;
@@ -6801,7 +6871,10 @@ static pool *pool__resolve(const pool *p) {
     if (d) return d;
     pool__mutex_lock(&pool__default_lock);
     d = POOL__LOAD(&pool__default_pool, POOL__RELAXED); /* the lock orders it */
-    if (!d && pool_create(&d, NULL) == 0) POOL__STORE(&pool__default_pool, d, POOL__RELEASE);
+    if (!d && pool_create(&d, NULL) == 0) {
+        pool__mark_default(d);
+        POOL__STORE(&pool__default_pool, d, POOL__RELEASE);
+    }
     pool__mutex_unlock(&pool__default_lock);
     return d;
 }
@@ -6889,6 +6962,7 @@ static int pool__join_take_back(pool__join_view *v, pool__lazy_join *f) {
 /* w's view, for joins on its thread (see the inline join in the API). */
 static void pool__join_view_init(pool__worker *w, pool *p) {
     w->join.home = p;
+    w->join.home_is_default = p->is_default;
     w->join.promote_wanted = &w->promote_wanted;
     w->join.counters = &p->counters;
     w->join.threads = &p->threads;

@@ -4,7 +4,8 @@
 # program still checks its results.
 #
 #   1. bench/run.sh with BENCH_QUICK=1: every bench/*.c, and issue 5's workloads on pool.h
-#      (bench/peers/pool_h.c). Needs only a C compiler. Then bench/peers/dag.sh at tiny sizes
+#      (bench/peers/pool_h.c). Needs only a C compiler. Then bench/cpp.sh -q (the C++
+#      interface, where a C++ compiler is installed), and bench/peers/dag.sh at tiny sizes
 #      (pool.h's graphs; oneTBB's flow graph beside them where it is installed).
 #   2. bench/peers/run.sh with QUICK=1: the same workloads on every runtime, pool.h, pool.h-spin
 #      (pool.h with an idle spin budget), GNU and LLVM OpenMP, oneTBB and Rayon, checksums
@@ -40,6 +41,18 @@ echo "=== bench/run.sh, BENCH_QUICK=1"
 BENCH_QUICK=1 BENCH_CFLAGS="-Wall -Wextra -Werror" BUILD=$BUILD/bench-smoke sh bench/run.sh 2>&1 |
     tee "$log"
 count
+
+echo
+echo "=== bench/cpp.sh -q (pool.h's C++ interface; skipped without a C++ compiler)"
+if command -v "${CXX:-g++}" >/dev/null 2>&1; then
+    if BUILD=$BUILD/bench-smoke sh bench/cpp.sh -q -r 1 1 2; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+    fi
+else
+    echo "skipped: no ${CXX:-g++}"
+fi
 
 echo
 echo "=== bench/peers/dag.sh, QUICK=1 (oneTBB's side only where it is installed)"
