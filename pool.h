@@ -2244,8 +2244,11 @@ static void pool__free(void *ptr, void *user) { POOL_FREE(ptr, user); }
 
 /* Cache-line aligned allocation on top of POOL_MALLOC, which promises only
    malloc's alignment. The original pointer is kept just before the block. */
+/* What pool__alloc_aligned asks POOL_MALLOC for, to give size bytes. */
+static size_t pool__aligned_request(size_t size) { return size + POOL__CACHE_LINE + sizeof(void *); }
+
 static void *pool__alloc_aligned(size_t size, void *user) {
-    char *raw = (char *)pool__alloc(size + POOL__CACHE_LINE + sizeof(void *), user);
+    char *raw = (char *)pool__alloc(pool__aligned_request(size), user);
     uintptr_t aligned;
     if (!raw) return NULL;
     aligned = ((uintptr_t)(raw + sizeof(void *)) + POOL__CACHE_LINE - 1) &
