@@ -1610,6 +1610,7 @@ class first_error {
     /* In a catch block: keeps the exception in flight if none is kept. */
     void capture() noexcept {
 #if POOL__CPP_EXCEPTIONS
+        if (error_.load(std::memory_order_relaxed)) return; /* one is kept already */
         std::exception_ptr *mine = new (std::nothrow) std::exception_ptr(std::current_exception());
         std::exception_ptr *none = nullptr;
         /* Release: pairs with the acquire in rethrow; the taker sees the
@@ -1724,7 +1725,7 @@ template <class F, class R> struct call_box {
     F *fn;
     first_error error;
     bool made;
-    typename std::aligned_storage<sizeof(R), alignof(R)>::type result;
+    alignas(R) unsigned char result[sizeof(R)];
     explicit call_box(F *f) : fn(f), made(false) {}
     ~call_box() {
         if (made) value().~R();
@@ -1973,7 +1974,7 @@ class scope {
   public:
     /* Errors: none (pool_scope_init). Threads: any; the constructing
        thread and task are its origin (see pool_scope_spawn). */
-    explicit scope(pool *p = nullptr) {
+    explicit scope(pool *p = nullptr) : own_run_(&task_base::run_task) {
         pool_scope_init(&scope_, p);
         pool_scope_on_cancel(&scope_, &skip);
     }
@@ -2013,7 +2014,8 @@ class scope {
     }
 
     /* wait: pool_scope_wait, then rethrows the first exception a task of
-       this round threw (every other task has run).
+       this round threw (every other task has run; with several waiters,
+       one of them rethrows it).
        Threads: any. Blocks: as pool_scope_wait. */
     void wait() {
         pool_scope_wait(&scope_);
@@ -2050,8 +2052,11 @@ class scope {
     };
 
     /* A callable in a task of its own, deleted when it has run or been
-       skipped. Every such task has the one run function below, which is
-       how skip tells them from C tasks spawned through c_scope(). */
+       skipped. Every such task of a scope has the run function below as
+       the file that made the scope sees it (own_run_: a program's shared
+       objects may each have their own copy of an inline function), which
+       is how skip, also that file's, tells them from C tasks spawned
+       through c_scope(). */
     struct task_base : pool_task {
         void (*invoke)(task_base *t); /* runs the callable and deletes the task */
         void (*destroy)(task_base *t);
@@ -2064,7 +2069,7 @@ class scope {
         scope *owner;
         D fn;
         template <class F> owned(scope *s, F &&f) : owner(s), fn(std::forward<F>(f)) {
-            run = &task_base::run_task;
+            run = s->own_run_;
             pool__next = nullptr;
             pool__scope = nullptr;
             invoke = &owned::run_and_delete;
@@ -2106,6 +2111,7 @@ class scope {
         return rc;
     }
 
+    void (*own_run_)(pool_task *t); /* see task_base */
     pool_scope scope_;
     detail::first_error error_;
 };
@@ -2245,7 +2251,9 @@ static void pool__free(void *ptr, void *user) { POOL_FREE(ptr, user); }
 /* Cache-line aligned allocation on top of POOL_MALLOC, which promises only
    malloc's alignment. The original pointer is kept just before the block. */
 /* What pool__alloc_aligned asks POOL_MALLOC for, to give size bytes. */
-static size_t pool__aligned_request(size_t size) { return size + POOL__CACHE_LINE + sizeof(void *); }
+static size_t pool__aligned_request(size_t size) {
+    return size + POOL__CACHE_LINE + sizeof(void *);
+}
 
 static void *pool__alloc_aligned(size_t size, void *user) {
     char *raw = (char *)pool__alloc(pool__aligned_request(size), user);
