@@ -1095,6 +1095,34 @@ static size_t count_not_one(const std::vector<std::atomic<int>> &v) {
     return bad;
 }
 
+/* Spawns into s, for each of counts, a trivially copyable lambda holding a
+   Payload (a counter and bytes it checks) of `size` bytes, waits, checks
+   each ran once with its bytes intact, and returns how many operator new
+   calls the spawns made on this thread. */
+template <class Payload>
+static long spawn_payloads(pool_cpp::scope &s, std::vector<std::atomic<int>> &counts, size_t size) {
+    long news = 0;
+    for (auto &c : counts) c.store(0);
+    for (size_t i = 0; i < counts.size(); i++) {
+        Payload pl;
+        pl.counts = &counts[i];
+        std::memset(pl.bytes, (int)(i & 0x7f), sizeof pl.bytes);
+        auto f = [pl] {
+            bool intact = true;
+            for (char b : pl.bytes) intact &= b == pl.bytes[0];
+            if (intact) (*pl.counts)++;
+        };
+        static_assert(std::is_trivially_copyable<decltype(f)>::value, "copyable");
+        CHECK_EQ(sizeof f, size);
+        long before = news_on_this_thread;
+        CHECK_EQ(s.try_spawn(f), 0);
+        news += news_on_this_thread - before;
+    }
+    s.wait();
+    CHECK_EQ(count_not_one(counts), 0);
+    return news;
+}
+
 static void scope_copy_and_heap(pool *p, size_t n) {
     std::vector<std::atomic<int>> counts(n);
     for (auto &c : counts) c.store(0);
@@ -1112,47 +1140,10 @@ static void scope_copy_and_heap(pool *p, size_t n) {
     s.wait();
     CHECK_EQ(news, 0);
     CHECK_EQ(count_not_one(counts), 0);
-    /* The 96-byte boundary: copied. */
-    for (auto &c : counts) c.store(0);
-    news = 0;
-    for (size_t i = 0; i < n; i++) {
-        payload88 pl;
-        pl.counts = &counts[i];
-        std::memset(pl.bytes, (int)(i & 0x7f), sizeof pl.bytes);
-        auto f = [pl] {
-            bool intact = true;
-            for (char b : pl.bytes) intact &= b == pl.bytes[0];
-            if (intact) (*pl.counts)++;
-        };
-        CHECK_EQ(sizeof f, 88);
-        long before = news_on_this_thread;
-        CHECK_EQ(s.try_spawn(f), 0);
-        news += news_on_this_thread - before;
-    }
-    s.wait();
-    CHECK_EQ(news, 0);
-    CHECK_EQ(count_not_one(counts), 0);
-    /* Trivially copyable but too big: one new each. */
-    for (auto &c : counts) c.store(0);
-    news = 0;
-    for (size_t i = 0; i < n; i++) {
-        payload96 pl;
-        pl.counts = &counts[i];
-        std::memset(pl.bytes, (int)(i & 0x7f), sizeof pl.bytes);
-        auto f = [pl] {
-            bool intact = true;
-            for (char b : pl.bytes) intact &= b == pl.bytes[0];
-            if (intact) (*pl.counts)++;
-        };
-        static_assert(std::is_trivially_copyable<decltype(f)>::value, "copyable");
-        CHECK_EQ(sizeof f, 96);
-        long before = news_on_this_thread;
-        s.spawn(f);
-        news += news_on_this_thread - before;
-    }
-    s.wait();
-    CHECK_EQ(news, (long)n);
-    CHECK_EQ(count_not_one(counts), 0);
+    /* The 96-byte boundary: copied; trivially copyable but too big: one
+       new each. */
+    CHECK_EQ(spawn_payloads<payload88>(s, counts, 88), 0);
+    CHECK_EQ(spawn_payloads<payload96>(s, counts, 96), (long)n);
     /* A std::string captured by value: one new each (the string is moved). */
     for (auto &c : counts) c.store(0);
     news = 0;
