@@ -1565,6 +1565,7 @@ POOL__HEADER_INLINE int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
 #include <exception>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <new>
 #include <system_error>
 #include <type_traits>
@@ -1872,19 +1873,160 @@ inline T parallel_reduce(pool *p, size_t begin, size_t end, size_t grain, const 
 
 namespace detail {
 
+/* The leaves of sort. Elements that are small and plainly copyable are
+   sorted by a quicksort whose partition has no branch on the comparison
+   (the pick is a conditional add, where std::sort's partition mispredicts
+   about every other key when the keys are random); any other T by
+   std::sort. */
+template <class It, class Cmp> struct quicksort {
+    typedef typename std::iterator_traits<It>::value_type T;
+    Cmp *cmp;
+    uint64_t random; /* xorshift state: where the pivot's samples are taken */
+
+    /* [first, last) sorted. !leftmost: first[-1] is a key no greater than
+       any in the range (the pivot of an enclosing partition). bad_left:
+       lopsided partitions allowed before heapsort, which bounds the worst
+       case. */
+    void sort(It first, It last, bool leftmost, unsigned bad_left) {
+        while (last - first > 32) {
+            size_t n = (size_t)(last - first);
+            std::iter_swap(first, pivot(first, n));
+            if (!leftmost && !(*cmp)(first[-1], *first)) {
+                /* The pivot equals the key before the range, so every key
+                   not above it equals it: they are done. Many equal keys
+                   leave the range this way, a partition each. */
+                first = partition(first, last, false) + 1;
+                continue;
+            }
+            It pivot_at = partition(first, last, true);
+            size_t left = (size_t)(pivot_at - first), right = n - left - 1;
+            if ((left < n / 8 || right < n / 8) && bad_left-- == 0) {
+                std::make_heap(first, last, *cmp);
+                std::sort_heap(first, last, *cmp);
+                return;
+            }
+            /* The smaller side by recursion: a stack of log n frames. */
+            if (left < right) {
+                sort(first, pivot_at, leftmost, bad_left);
+                first = pivot_at + 1;
+                leftmost = false;
+            } else {
+                sort(pivot_at + 1, last, false, bad_left);
+                last = pivot_at;
+            }
+        }
+        std::sort(first, last, *cmp);
+    }
+
+    /* The pivot: the median of 3 keys, or above 128 keys of 3 medians of
+       3, taken at random places: sorted, reversed or sawtooth input gives
+       no worse pivots than random input does. */
+    It pivot(It first, size_t n) {
+        if (n <= 128) return median(sample(first, n), sample(first, n), sample(first, n));
+        It a = median(sample(first, n), sample(first, n), sample(first, n));
+        It b = median(sample(first, n), sample(first, n), sample(first, n));
+        return median(a, b, median(sample(first, n), sample(first, n), sample(first, n)));
+    }
+
+    It sample(It first, size_t n) {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        return first + (size_t)(random % n);
+    }
+
+    It median(It a, It b, It c) {
+        if ((*cmp)(*b, *a)) std::swap(a, b);
+        if ((*cmp)(*c, *b)) {
+            std::swap(b, c);
+            if ((*cmp)(*b, *a)) std::swap(a, b);
+        }
+        return b;
+    }
+
+    /* Partitions around the pivot *first: the keys below it (less: true)
+       or not above it (less: false) before the rest. Returns where the
+       pivot ends, between the two. Each key is swapped with the first of
+       the keys that stay right, whether or not it moves left: a key that
+       stays leaves that run of keys as it was, but for its order. A
+       throwing cmp leaves a permutation. */
+    It partition(It first, It last, bool less) {
+        const T pivot = *first;
+        It left_end = first + 1; /* [first + 1, left_end): the left side */
+        for (It i = first + 1; i != last; ++i) {
+            const T key = *i;
+            bool left = less ? (*cmp)(key, pivot) : !(*cmp)(pivot, key);
+            *i = *left_end;
+            *left_end = key;
+            left_end += left;
+        }
+        std::iter_swap(first, left_end - 1);
+        return left_end - 1;
+    }
+};
+
+/* T that the leaves and the buffer may copy as bytes are copied: no
+   constructor, assignment or destructor of the user's runs. */
+template <class T> struct plain_copy {
+    static const bool value = std::is_trivially_copyable<T>::value &&
+                              std::is_copy_constructible<T>::value &&
+                              std::is_copy_assignable<T>::value;
+};
+
+template <class It, class Cmp> void sort_leaf(It first, It last, Cmp &cmp, std::true_type) {
+    typedef typename std::iterator_traits<It>::value_type T;
+    size_t n = (size_t)(last - first);
+    unsigned bad_left = 0;
+    /* Sorted or reversed input costs a look, where the partitions would
+       move every key (random input: two or three comparisons). */
+    if (std::is_sorted(first, last, cmp)) return;
+    if (std::is_sorted(first, last, [&cmp](const T &x, const T &y) { return cmp(y, x); })) {
+        std::reverse(first, last);
+        return;
+    }
+    for (size_t m = n; m > 1; m >>= 1) bad_left++;
+    quicksort<It, Cmp> q = {&cmp, 0x9e3779b97f4a7c15ull ^ n};
+    q.sort(first, last, true, bad_left);
+}
+
+template <class It, class Cmp> void sort_leaf(It first, It last, Cmp &cmp, std::false_type) {
+    std::sort(first, last, cmp);
+}
+
+template <class It, class Cmp> void sort_leaf(It first, It last, Cmp &cmp) {
+    typedef typename std::iterator_traits<It>::value_type T;
+    typedef std::integral_constant<bool, plain_copy<T>::value && sizeof(T) <= 2 * sizeof(void *)>
+        branch_free;
+    sort_leaf(first, last, cmp, branch_free());
+}
+
+template <class It>
+struct plain_copy_of
+    : std::integral_constant<bool,
+                             plain_copy<typename std::iterator_traits<It>::value_type>::value> {};
+
+/* A leaf's part of the raw buffer (see sort_buffered), copied in from b. */
+template <class ItB, class ItA> void fill_leaf(ItB b, size_t n, ItA a, std::true_type) {
+    std::uninitialized_copy(b, b + n, a);
+}
+
+template <class ItB, class ItA> void fill_leaf(ItB, size_t, ItA, std::false_type) {}
+
 /* A mergesort whose halves and merges are joins. Every element moves once
    per level, between the caller's range and a buffer, which trade roles
-   from level to level; the leaves are std::sort. */
+   from level to level; the leaves are sort_leaf. */
 template <class Cmp> struct sorter {
     pool *p;
     Cmp *cmp;
     size_t merge_piece; /* merges of more are split in two (by joins) */
+    bool fill;          /* the buffer starts raw: each leaf copies its part in from b */
 
     /* Sorts the n elements at a, leaving them at b if to_b, else at a.
        Leaves at depth 0. */
     template <class ItA, class ItB> void sort(ItA a, ItB b, size_t n, unsigned depth, bool to_b) {
         if (depth == 0) {
-            std::sort(a, a + n, *cmp);
+            if (fill) fill_leaf(b, n, a, plain_copy_of<ItA>());
+            sort_leaf(a, a + n, *cmp);
             if (to_b) std::move(a, a + n, b);
             return;
         }
@@ -1929,37 +2071,63 @@ template <class Cmp> struct sorter {
     }
 };
 
+/* The mergesort with its buffer. Plainly copyable elements: the buffer
+   is raw memory, which the leaves fill, in parallel. Any other T: a
+   std::vector, moved into on the caller's thread. */
+template <class Cmp, class It>
+void sort_buffered(sorter<Cmp> &s, It first, size_t n, unsigned depth, std::true_type) {
+    typedef typename std::iterator_traits<It>::value_type T;
+    struct raw {
+        std::allocator<T> alloc;
+        size_t n;
+        T *at;
+        explicit raw(size_t count) : n(count), at(alloc.allocate(count)) {}
+        ~raw() { alloc.deallocate(at, n); }
+    } buffer(n);
+    s.fill = true;
+    call(s.p, [&] { s.sort(buffer.at, first, n, depth, true); });
+}
+
+template <class Cmp, class It>
+void sort_buffered(sorter<Cmp> &s, It first, size_t n, unsigned depth, std::false_type) {
+    typedef typename std::iterator_traits<It>::value_type T;
+    std::vector<T> buffer(std::make_move_iterator(first), std::make_move_iterator(first + n));
+    call(s.p, [&] { s.sort(buffer.begin(), first, n, depth, true); });
+}
+
 } /* namespace detail */
 
 /* sort: sorts [first, last) as std::sort(first, last, cmp) does (not
    stable; cmp a strict weak order, called from several threads at once),
    in parallel on p: a mergesort whose halves and merges are joins, over
-   about 4 leaves per thread of p, so its parallelism grows with the pool.
-   On a pool of one thread, or below 8192 elements, it is std::sort. It
-   allocates a buffer of last - first elements (std::vector).
-   Exceptions: std::bad_alloc if the buffer cannot be had; the first
-            exception thrown by cmp or by T's moves is rethrown once the
-            rest has run, and [first, last) then holds its elements in an
-            unspecified order, or moved-from ones (the basic guarantee).
-   Threads: any.
-   Blocks:  until sorted (see WAITING). */
+   at least one leaf per thread of p, and merges split in about 4 pieces
+   per thread, so its parallelism grows with the pool.
+   A leaf of small trivially copyable elements (up to two pointers' size)
+   is a quicksort with a branch-free partition and pivots sampled at
+   random, one of any other T is std::sort. On a pool of one thread, or below 8192 elements, the
+   whole range is one leaf, sorted on the calling thread. Otherwise it allocates a buffer of last -
+   first elements (std::allocator, or for T not trivially copyable a std::vector). Exceptions:
+   std::bad_alloc if the buffer cannot be had; the first exception thrown by cmp or by T's moves is
+   rethrown once the rest has run, and [first, last) then holds its elements in an unspecified
+   order, or moved-from ones (the basic guarantee). Threads: any. Blocks:  until sorted (see
+   WAITING). */
 template <class It, class Cmp> inline void sort(pool *p, It first, It last, Cmp cmp) {
-    typedef typename std::iterator_traits<It>::value_type T;
     size_t n = (size_t)(last - first);
     size_t threads = (size_t)pool_num_threads(p);
     unsigned depth = 1;
     if (threads < 2 || n < 8192) {
-        std::sort(first, last, cmp);
+        detail::sort_leaf(first, last, cmp);
         return;
     }
-    /* An odd depth: the leaves then sort in the buffer and the last merge
-       lands in [first, last), with no pass to copy back. */
-    while (((size_t)1 << depth) < 4 * threads) depth++;
+    /* As few levels as give every thread a leaf (each level is a pass
+       over the elements), and an odd number: the leaves then sort in the
+       buffer and the last merge lands in [first, last), with no pass to
+       copy back. */
+    while (((size_t)1 << depth) < threads) depth++;
     if (depth % 2 == 0) depth++;
     while (depth > 1 && (n >> depth) < 2048) depth -= 2;
-    std::vector<T> buffer(std::make_move_iterator(first), std::make_move_iterator(last));
-    detail::sorter<Cmp> s = {p, &cmp, n / (4 * threads) > 4096 ? n / (4 * threads) : 4096};
-    call(p, [&] { s.sort(buffer.begin(), first, n, depth, true); });
+    detail::sorter<Cmp> s = {p, &cmp, n / (4 * threads) > 4096 ? n / (4 * threads) : 4096, false};
+    detail::sort_buffered(s, first, n, depth, detail::plain_copy_of<It>());
 }
 
 template <class It> inline void sort(pool *p, It first, It last) {

@@ -14,6 +14,9 @@
  *   sort     10M uniformly random uint32 (-q: 100k): pool_cpp::sort, tbb::parallel_sort in a
  *            task_arena of THREADS (with -DBENCH_TBB), __gnu_parallel::sort with THREADS OpenMP
  *            threads (with -fopenmp), against std::sort on one thread.
+ *   orders   1M uint32 (-q: 10k) already sorted, reversed, in an organ pipe, a sawtooth
+ *            (i % 1000), sorted with every 1000th key misplaced, and alternating between
+ *            rising and falling keys: pool_cpp::sort against std::sort on one thread.
  * Every variant's result is checked; a wrong one exits 1.
  */
 #define POOL_IMPLEMENTATION
@@ -131,6 +134,41 @@ static long tree_cpp(pool *p, const node *t) {
     return t->value + a + b;
 }
 
+/* ---- orders ---- */
+
+/* Keys in the orders that wear a quicksort down, by name: the input of
+   the "orders" workload. */
+static const char *const order_names[] = {"sorted",   "reversed", "organ-pipe",
+                                          "sawtooth", "outliers", "alternating"};
+
+static std::vector<uint32_t> order_keys(int order, size_t n) {
+    std::vector<uint32_t> v(n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t up = (uint32_t)i, down = (uint32_t)(n - i);
+        switch (order) {
+        case 0:
+            v[i] = up;
+            break;
+        case 1:
+            v[i] = down;
+            break;
+        case 2:
+            v[i] = i < n / 2 ? up : down;
+            break;
+        case 3:
+            v[i] = up % 1000;
+            break;
+        case 4:
+            v[i] = i % 1000 ? up : down;
+            break; /* sorted, every 1000th key misplaced */
+        default:
+            v[i] = i & 1 ? up : down;
+            break;
+        }
+    }
+    return v;
+}
+
 /* ---- main ---- */
 
 int main(int argc, char **argv) {
@@ -150,6 +188,10 @@ int main(int argc, char **argv) {
     if (quick) fib_n = 20;
     const int tree_depth = quick ? 12 : 20;
     const size_t sort_n = quick ? 100000 : 10000000;
+    const size_t order_n = quick ? 10000 : 1000000;
+    std::vector<std::vector<uint32_t>> orders;
+    for (size_t o = 0; o < sizeof order_names / sizeof *order_names; o++)
+        orders.push_back(order_keys((int)o, order_n));
 
     std::vector<pool *> pools;
     for (int t : threads) {
@@ -237,6 +279,24 @@ int main(int argc, char **argv) {
             if (work != sorted) fail("__gnu_parallel::sort");
 #endif
         }
+
+        for (size_t o = 0; o < orders.size(); o++) {
+            std::vector<uint32_t> want = orders[o];
+            std::sort(want.begin(), want.end());
+            work = orders[o];
+            t0 = now_s();
+            std::sort(work.begin(), work.end());
+            record(std::string(order_names[o]) + " std::sort", now_s() - t0);
+            for (size_t k = 0; k < pools.size(); k++) {
+                work = orders[o];
+                t0 = now_s();
+                pool_cpp::sort(pools[k], work.begin(), work.end());
+                record(std::string(order_names[o]) + " pool_cpp::sort " +
+                           std::to_string(threads[k]) + "t",
+                       now_s() - t0);
+                if (work != want) fail("pool_cpp::sort of ordered keys");
+            }
+        }
     }
 
     std::printf("pool.h C++ interface, medians of %d interleaved runs (ms); ratios against the "
@@ -244,10 +304,10 @@ int main(int argc, char **argv) {
                 runs);
     for (size_t i = 0; i < names.size(); i++) {
         const std::string &n = names[i];
-        std::string base = n.substr(0, n.find(' ')) == "sort"
-                               ? "sort std::sort"
-                               : n.substr(0, n.find(' ')) + " natural";
-        size_t b = std::find(names.begin(), names.end(), base) - names.begin();
+        std::string workload = n.substr(0, n.find(' '));
+        size_t b = std::find(names.begin(), names.end(), workload + " natural") - names.begin();
+        if (b == names.size())
+            b = std::find(names.begin(), names.end(), workload + " std::sort") - names.begin();
         double m = median(times[i]), mb = median(times[b]);
         std::printf("  %-34s %10.3f ms  %6.2fx serial\n", n.c_str(), m * 1e3, m / mb);
     }

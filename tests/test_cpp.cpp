@@ -49,13 +49,16 @@
  *                 100,000 and 1,000,000 elements (20,000 and 100,000 with
  *                 $POOL_TEST_SCALE below 1) against std::sort, on
  *                 pools of 1, 2, 4 and 16 threads; few distinct values;
- *                 std::greater; std::string elements; a std::deque<int>;
- *                 keys with payloads (every payload present once); from a
- *                 worker and on the default pool. A comparator that throws
- *                 after N calls (once, or every call from then on) and a
+ *                 equal keys, organ pipes, saw teeth and keys out of place
+ *                 (what wears a quicksort's leaves down); a trivially
+ *                 copyable type that is only movable; std::greater; std::string elements; a
+ * std::deque<int>; keys with payloads (every payload present once); from a worker and on the
+ * default pool. A comparator that throws after N calls (once, or every call from then on) and a
  *                 move that throws after N moves: the exception reaches the
  *                 caller, every element constructed was destroyed (a live
- *                 count), nothing leaked (ASan).
+ *                 count), nothing leaked (ASan); a throwing comparator on
+ *                 trivially copyable keys (the branch-free leaves and the
+ *                 raw buffer): rethrown, the keys sortable again.
  *   scope         small trivially copyable lambdas (the copy path: no
  *                 operator new on the spawning thread, up to 96 bytes with
  *                 the scope's pointer), lambdas capturing a std::string or
@@ -931,6 +934,93 @@ static void sort_u32(pool *p, size_t n, uint64_t seed, uint32_t modulo) {
                     std::to_string(pool_num_threads(p)));
 }
 
+/* Inputs that wear a quicksort down: equal keys, organ pipes, saw teeth,
+   and one key out of place in sorted runs. */
+static void sort_patterns(pool *p, size_t n) {
+    for (int pattern = 0; pattern < 5; pattern++) {
+        std::vector<uint32_t> v(n);
+        for (size_t i = 0; i < n; i++) {
+            switch (pattern) {
+            case 0:
+                v[i] = 7;
+                break;
+            case 1:
+                v[i] = (uint32_t)(i < n / 2 ? i : n - i);
+                break;
+            case 2:
+                v[i] = (uint32_t)(i % 1000);
+                break;
+            case 3:
+                v[i] = (uint32_t)(i % 1000 ? i : n - i);
+                break;
+            default:
+                v[i] = (uint32_t)(i & 1 ? i : n - i);
+                break;
+            }
+        }
+        std::vector<uint32_t> want = v;
+        std::sort(want.begin(), want.end());
+        pool_cpp::sort(p, v.begin(), v.end());
+        if (v != want)
+            fail_at(__FILE__, __LINE__, "sort == std::sort",
+                    "pattern " + std::to_string(pattern) + " n " + std::to_string(n) + " threads " +
+                        std::to_string(pool_num_threads(p)));
+    }
+}
+
+/* Trivially copyable, yet only movable: sorted by moves, as std::sort
+   sorts it (no copy of the leaves' or the buffer's). */
+struct move_only_key {
+    uint32_t key;
+    explicit move_only_key(uint32_t k) : key(k) {}
+    move_only_key(move_only_key &&) = default;
+    move_only_key &operator=(move_only_key &&) = default;
+    move_only_key(const move_only_key &) = delete;
+    move_only_key &operator=(const move_only_key &) = delete;
+};
+
+static void sort_move_only(pool *p, size_t n, uint64_t seed) {
+    std::vector<uint32_t> keys = random_u32(n, seed, 0), want = keys;
+    std::sort(want.begin(), want.end());
+    std::vector<move_only_key> v;
+    v.reserve(n);
+    for (uint32_t k : keys) v.emplace_back(k);
+    pool_cpp::sort(p, v.begin(), v.end(),
+                   [](const move_only_key &a, const move_only_key &b) { return a.key < b.key; });
+    bool same = v.size() == n;
+    for (size_t i = 0; same && i < n; i++) same = v[i].key == want[i];
+    CHECK(same);
+}
+
+/* keyed by key, throwing at the limit-th comparison: the branch-free
+   leaves and the raw buffer (keyed is trivially copyable). */
+struct throwing_keyed_less {
+    std::atomic<long> *calls;
+    long limit;
+    bool operator()(const keyed &a, const keyed &b) const {
+        if (calls->fetch_add(1, std::memory_order_relaxed) + 1 == limit) throw boom{32};
+        return a.key < b.key;
+    }
+};
+
+static void sort_throwing_keyed(pool *p, size_t n, long limit) {
+    std::vector<uint32_t> keys = random_u32(n, (uint64_t)limit, 0);
+    std::vector<keyed> kv(n);
+    for (size_t i = 0; i < n; i++) kv[i] = keyed{keys[i], (uint32_t)i};
+    std::atomic<long> calls(0);
+    int id = thrown_id([&] {
+        pool_cpp::sort(p, kv.begin(), kv.end(), throwing_keyed_less{&calls, limit});
+    });
+    CHECK_EQ(id, 32);
+    CHECK_EQ(kv.size(), n);
+    /* The elements are left valid: they can be sorted again. */
+    pool_cpp::sort(p, kv.begin(), kv.end(),
+                   [](const keyed &a, const keyed &b) { return a.key < b.key; });
+    bool ordered = true;
+    for (size_t i = 1; i < n; i++) ordered &= kv[i - 1].key <= kv[i].key;
+    CHECK(ordered);
+}
+
 /* A comparator that throws when its count reaches `limit` (once) or from
    then on (`always`). */
 struct throwing_less {
@@ -968,8 +1058,8 @@ static void sort_throwing(pool *p, size_t n, long limit, bool always, long moves
 }
 
 static void part_sort() {
-    std::printf("  sort: uint32 0 .. 10^6 on 1, 2, 4, 16 threads, duplicates, greater, strings,\n"
-                "        deque, payloads, worker, NULL, throwing comparators and moves\n");
+    std::printf("  sort: uint32 0 .. 10^6 on 1, 2, 4, 16 threads, duplicates, patterns, greater,\n"
+                "        strings, deque, payloads, worker, NULL, throwing comparators and moves\n");
     watchdog(240, "test_cpp sort");
     const bool small = test_scale() < 1;
     const size_t big = small ? 100000 : 1000000, mid = small ? 20000 : 100000;
@@ -983,6 +1073,8 @@ static void part_sort() {
             if (n >= 8192) sort_u32(p, n, seed++, 16); /* many duplicates */
         }
         sort_u32(p, 3, seed++, 2);
+        sort_patterns(p, mid);
+        sort_move_only(p, mid, seed++);
         /* Sorted and reversed input. */
         std::vector<uint32_t> v(50000);
         for (size_t i = 0; i < v.size(); i++) v[i] = (uint32_t)i;
@@ -1053,6 +1145,8 @@ static void part_sort() {
         sort_throwing(p, 1000, 500, false, -1);
         sort_throwing(p, tn, 1L << 40, false, (long)tn * 2);
         sort_throwing(p, tn, 1L << 40, false, 10);
+        sort_throwing_keyed(p, tn, 1000);
+        sort_throwing_keyed(p, tn, late);
         destroy_pool(p);
     }
     pool *other = make_pool(2);
