@@ -697,7 +697,10 @@ POOL_DEF int pool_destroy(pool *p);
    an a that joins no further is not stealable until a returns: fork at a
    fine grain, or use a scope or pool_parallel_for for a few long pieces.
    From outside the pool it runs as pool_call does. Each nested level takes a
-   frame of the caller's stack (bench/stack.c measures it).
+   frame of the caller's stack (bench/stack.c measures it). In C, a call of
+   pool_join is also a macro: on a worker of p the join runs inline in the
+   caller, so that a and b known where it is called become direct calls;
+   (pool_join)(...) and &pool_join reach the function, which does the same.
    Errors:  none; a NULL a or b is skipped (the other runs on the caller).
    Threads: any.
    Blocks:  until both are done; a caller whose b was stolen runs only b's
@@ -1502,6 +1505,25 @@ POOL__HEADER_INLINE int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
     }
     return v->take_back(v, f);
 }
+
+/* pool_join's path on a worker of p, inline in the caller (see pool_join);
+   the function otherwise. */
+POOL__HEADER_INLINE void pool__join_inline(pool *p, pool_fn a, void *a_arg, pool_fn b,
+                                           void *b_arg) {
+    pool__join_view *v = pool__join_current_v1;
+    if (v && a && b && (v->home == p || (!p && v->home_is_default))) {
+        pool__lazy_join f;
+        pool__join_begin(v, &f, b, b_arg, 0);
+        a(a_arg);
+        if (pool__join_end(v, &f)) b(b_arg);
+    } else {
+        (pool_join)(p, a, a_arg, b, b_arg);
+    }
+}
+
+#ifndef __cplusplus
+#define pool_join(p, a, a_arg, b, b_arg) pool__join_inline(p, a, a_arg, b, b_arg)
+#endif
 
 #ifdef __cplusplus
 }
@@ -7193,7 +7215,7 @@ static pool__worker *pool__worker_of(pool *p) {
     return w && w->join.home == p ? w : NULL;
 }
 
-POOL__IMPL void pool_join(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg) {
+POOL__IMPL void(pool_join)(pool *p, pool_fn a, void *a_arg, pool_fn b, void *b_arg) {
     pool__worker *w;
     if (!a || !b) { /* nothing to run in parallel */
         if (a) a(a_arg);
