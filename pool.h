@@ -254,6 +254,8 @@
                           external_slots 0, 0 to 30 (4)
      POOL_NO_STATS        compile out the workers' counters (the fork-join
                           path then does not touch them; their stats read 0)
+     POOL_NO_INLINE_JOIN  no pool_join macro in C (see pool_join): every
+                          call reaches the function
      POOL_CHAOS           testing only: random yields and short sleeps at
                           each protocol step, to widen race windows
 
@@ -697,10 +699,14 @@ POOL_DEF int pool_destroy(pool *p);
    an a that joins no further is not stealable until a returns: fork at a
    fine grain, or use a scope or pool_parallel_for for a few long pieces.
    From outside the pool it runs as pool_call does. Each nested level takes a
-   frame of the caller's stack (bench/stack.c measures it). In C, a call of
-   pool_join is also a macro: on a worker of p the join runs inline in the
-   caller, so that a and b known where it is called become direct calls;
-   (pool_join)(...) and &pool_join reach the function, which does the same.
+   frame of the caller's stack (bench/stack.c measures it). In C (C99 and
+   later), a call of pool_join is also a macro: on a worker of p the join
+   runs inline in the caller, so that a and b known where it is called
+   become direct calls; (pool_join)(...) and &pool_join reach the function,
+   which does the same. Being a macro, it also replaces a call through a
+   struct member named pool_join: define POOL_NO_INLINE_JOIN to have none.
+   POOL_DEBUG builds call the function, whose invariant checks the inline
+   join leaves out.
    Errors:  none; a NULL a or b is skipped (the other runs on the caller).
    Threads: any.
    Blocks:  until both are done; a caller whose b was stolen runs only b's
@@ -1507,7 +1513,11 @@ POOL__HEADER_INLINE int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
 }
 
 /* pool_join's path on a worker of p, inline in the caller (see pool_join);
-   the function otherwise. */
+   the function otherwise. The macro is variadic: an argument with a comma
+   of its own, a compound literal, is one argument of the function but
+   several of a named macro's. */
+#if !defined(__cplusplus) && !defined(POOL_NO_INLINE_JOIN) && !defined(POOL_DEBUG) && \
+    defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
 POOL__HEADER_INLINE void pool__join_inline(pool *p, pool_fn a, void *a_arg, pool_fn b,
                                            void *b_arg) {
     pool__join_view *v = pool__join_current_v1;
@@ -1521,8 +1531,7 @@ POOL__HEADER_INLINE void pool__join_inline(pool *p, pool_fn a, void *a_arg, pool
     }
 }
 
-#ifndef __cplusplus
-#define pool_join(p, a, a_arg, b, b_arg) pool__join_inline(p, a, a_arg, b, b_arg)
+#define pool_join(...) pool__join_inline(__VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

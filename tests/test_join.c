@@ -6,6 +6,10 @@
  * Every task checks pool_worker_index() is in [0, n); outside it is -1.
  * pool_call runs its function exactly once, on a worker; pool_num_threads;
  * pool_stats_get after the work; on_thread_start/on_thread_exit.
+ * The forms of a call in C, where pool_join is also a macro (see pool_join):
+ * compound-literal arguments, a NULL half, (pool_join)(...), a pointer to
+ * the function, NULL for the default pool, another pool than the worker's:
+ * each runs both halves exactly once, on workers and from outside.
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -182,6 +186,65 @@ static void check_pool(int threads, int n) {
     if (threads == 1) CHECK_EQ_I64(atomic_load(&c.start_seen[0]), st.threads_started);
 }
 
+/* A C99 build without POOL_DEBUG has the macro; the forms below then
+   take its inline path where the caller is a worker of the pool. */
+#if !defined(POOL_DEBUG) && !defined(POOL_NO_INLINE_JOIN) && !defined(pool_join)
+#error "test_join: pool_join is not a macro in this C99 build"
+#endif
+
+typedef struct bump {
+    atomic_int *count;
+    int by;
+} bump;
+
+static void bump_run(void *arg) {
+    const bump *b = (const bump *)arg;
+    atomic_fetch_add(b->count, b->by);
+}
+
+typedef struct forms_arg {
+    pool *p;     /* the pool joined on */
+    pool *other; /* a pool the caller is not a worker of */
+} forms_arg;
+
+/* Every form once; the halves add 1 and 100 (or 1000 and 10000) to a
+   count that must end at their sum. */
+static void join_forms(void *arg) {
+    forms_arg *f = (forms_arg *)arg;
+    void (*fn)(pool *, pool_fn, void *, pool_fn, void *) = pool_join;
+    atomic_int n;
+    atomic_init(&n, 0);
+    pool_join(f->p, bump_run, &(bump){&n, 1}, bump_run, &(bump){&n, 100});
+    CHECK_EQ_I64(atomic_load(&n), 101);
+    pool_join(f->p, bump_run, &(bump){&n, 1000}, NULL, NULL);
+    pool_join(f->p, NULL, NULL, bump_run, &(bump){&n, 10000});
+    CHECK_EQ_I64(atomic_load(&n), 11101);
+    atomic_store(&n, 0);
+    (pool_join)(f->p, bump_run, &(bump){&n, 1}, bump_run, &(bump){&n, 100});
+    fn(f->p, bump_run, &(bump){&n, 1000}, bump_run, &(bump){&n, 10000});
+    CHECK_EQ_I64(atomic_load(&n), 11101);
+    atomic_store(&n, 0);
+    pool_join(NULL, bump_run, &(bump){&n, 1}, bump_run, &(bump){&n, 100});
+    if (f->other) pool_join(f->other, bump_run, &(bump){&n, 1000}, bump_run, &(bump){&n, 10000});
+    CHECK_EQ_I64(atomic_load(&n), f->other ? 11101 : 101);
+}
+
+static void check_forms(void) {
+    pool *p, *other;
+    pool_config cfg = {0};
+    forms_arg f;
+    cfg.num_threads = 2;
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    CHECK_EQ_I64(pool_create(&other, &cfg), 0);
+    f.p = p, f.other = other;
+    pool_call_on_worker(p, join_forms, &f); /* inline, on a worker */
+    join_forms(&f);                         /* the function, from outside */
+    f.p = NULL, f.other = p;
+    pool_call_on_worker(NULL, join_forms, &f); /* the default pool's worker */
+    pool_destroy(other);
+    pool_destroy(p);
+}
+
 static void *outside_thread(void *arg) {
     *(int *)arg = pool_worker_index();
     return NULL;
@@ -208,6 +271,8 @@ int main(void) {
         pthread_join(t, NULL);
         CHECK_EQ_I64(index, -1);
     }
+    test_watchdog(60, "test_join (the forms of a call)");
+    check_forms();
     for (k = 0; k < 4; k++) {
         char name[64];
         snprintf(name, sizeof name, "test_join (%d threads)", sizes[k]);
