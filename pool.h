@@ -904,8 +904,9 @@ POOL_DEF int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_priorit
    its cache lasts (a thread outside the pool always takes the shared
    list's lock); a slab is allocated (POOL_MALLOC) only when the caller's
    cache and the shared list are empty, and all are freed by
-   pool_destroy. Every other rule is pool_scope_spawn's (it may run fn at
-   once, on the spawner, under the throttle). A cancel of s drops the
+   pool_destroy. Every other rule is pool_scope_spawn's: it may run fn at
+   once, on the spawner, under the throttle, and then takes no cell (the
+   copy is on the spawner's stack until fn returns). A cancel of s drops the
    copied spawns it skips without calling s's on_cancel (they have no
    task of yours): a block that owns something (memory fn would free)
    leaks then, so in a scope that may be cancelled copy only what fn
@@ -4784,22 +4785,25 @@ POOL__INLINE void pool__hold_done(pool__worker *w, pool_scope *s) {
    it is p's worker, else into the pool's shared list. Cells drift from
    spawners to runners, so a cache grown past two slabs' worth hands one
    slab's worth to the shared list, and an empty cache refills from it
-   before it allocates. */
+   before it allocates. A spawn the throttle runs at once needs no cell
+   (see pool__spawn_copy_inline). */
 #define POOL__COPY_SLAB 64 /* cells per slab, and per hand-over */
+
+/* The copy of an argument block: an explicit alignment, since a union of
+   the widest types is only 4-aligned on some 32-bit ABIs. */
+typedef union pool__copy_args {
+    unsigned char bytes[POOL_SPAWN_COPY_MAX];
+    long double align_ld;
+    long long align_ll;
+    void *align_ptr;
+} __attribute__((aligned(POOL_SPAWN_COPY_ALIGN))) pool__copy_args;
 
 typedef struct pool__copy_cell {
     pool_task task; /* first: a task's address is its cell's */
     pool_fn fn;
     pool *home;
     struct pool__copy_cell *next_free;
-    /* The copy of the argument block: an explicit alignment, since a
-       union of the widest types is only 4-aligned on some 32-bit ABIs. */
-    union {
-        unsigned char bytes[POOL_SPAWN_COPY_MAX];
-        long double align_ld;
-        long long align_ll;
-        void *align_ptr;
-    } arg __attribute__((aligned(POOL_SPAWN_COPY_ALIGN)));
+    pool__copy_args arg;
 } pool__copy_cell;
 
 typedef struct pool__copy_slab {
@@ -5287,19 +5291,27 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     }
 }
 
-/* Runs task t of scope s, counted in it, at once on w, its spawner,
-   instead of queueing it (see pool_scope_spawn): a body of its own,
-   within w's current run. Like a join half taken back, it is a call: not
-   in jobs_run and not traced as a job. */
-static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
-    pool__body outer;
+/* The start and the end of a task of scope s, counted in it, that w, its
+   spawner, runs at once instead of queueing it (see pool_scope_spawn): a
+   body of its own, within w's current run. Like a join half taken back,
+   it is a call: not in jobs_run and not traced as a job. */
+static pool__body pool__inline_begin(pool__worker *w, pool_scope *s) {
     pool__held_flush_unless(w, s); /* see pool__hold_done */
-    outer = pool__body_begin(w, s);
     POOL__COUNT(w->stats.spawns_inline, 1);
-    t->pool__scope = NULL;
-    t->run(t);
+    return pool__body_begin(w, s);
+}
+
+static void pool__inline_end(pool__worker *w, pool_scope *s, pool__body outer) {
     pool__body_end(w, outer);
     pool__scope_task_done(s);
+}
+
+/* Task t of s at once on w (see above). */
+static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
+    pool__body outer = pool__inline_begin(w, s);
+    t->pool__scope = NULL;
+    t->run(t);
+    pool__inline_end(w, s, outer);
 }
 
 /* The spawn throttle. A worker whose deque holds p->spawn_throttle tasks
@@ -7456,8 +7468,23 @@ static void pool__copy_block(unsigned char *to, const void *from, size_t size) {
     }
 }
 
+/* A copied spawn that the throttle runs at once (see pool_scope_spawn)
+   needs no cell: its copy lives on the spawner's stack until fn returns,
+   so the spawns that nobody else could take cost no cell's round trip. */
+static void pool__spawn_copy_inline(pool__worker *w, pool_scope *s, pool_fn fn, const void *arg,
+                                    size_t size) {
+    pool__copy_args copy;
+    pool__body outer;
+    pool__copy_block(copy.bytes, arg, size);
+    pool__scope_count_spawns(s, 1);
+    outer = pool__inline_begin(w, s);
+    fn(copy.bytes);
+    pool__inline_end(w, s, outer);
+}
+
 POOL__IMPL int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg, size_t size) {
     pool__copy_cell *c;
+    pool__worker *w;
     pool *p;
     int err;
     if (!s || !fn || size > POOL_SPAWN_COPY_MAX || (size && !arg)) return EINVAL;
@@ -7465,12 +7492,16 @@ POOL__IMPL int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg,
     if (p && pool__inherited(p)) return ECHILD; /* its copy_lock may be held forever */
     if (pool__scope_cancelled_now(s, POOL__RELAXED)) return ECANCELED;
     if (!p) { /* no pool could be created: run it here, as any spawn then */
-        pool__copy_cell local;
-        pool__copy_block(local.arg.bytes, arg, size);
-        fn(local.arg.bytes);
+        pool__copy_args local;
+        pool__copy_block(local.bytes, arg, size);
+        fn(local.bytes);
         return 0;
     }
-    if (!(c = pool__copy_take(p, pool__worker_of(p)))) return ENOMEM;
+    if ((w = pool__worker_of(p)) != NULL && pool__spawn_runs_inline(w, s)) {
+        pool__spawn_copy_inline(w, s, fn, arg, size);
+        return 0;
+    }
+    if (!(c = pool__copy_take(p, w))) return ENOMEM;
     c->task.run = pool__copy_run;
     c->task.pool__next = NULL;
     c->task.pool__scope = NULL;

@@ -17,7 +17,9 @@
  *             one scope while the workers run them: cells flow from the
  *             shared list to the workers' caches and back; each ran once.
  *   blocks    sizes 0, 1 and POOL_SPAWN_COPY_MAX: the bytes arrive intact,
- *             aligned for any type.
+ *             aligned for any type, queued and run at once by the throttle
+ *             (on a copy of their own: a run that writes its copy leaves the
+ *             spawner's block as it was).
  *   cancel    copied spawns queued behind a gate, the scope cancelled: none
  *             runs, s's on_cancel is never called with one (it is the user's
  *             function, for the user's tasks), a spawn after the cancel is
@@ -204,6 +206,7 @@ static void check_block(void *arg) {
     if ((uintptr_t)arg % ALIGN_ANY != 0 || b[0] != 0xA5) atomic_fetch_add(&block_wrong, 1);
     for (i = 2; i < size; i++)
         if (b[i] != (unsigned char)(i * 7)) atomic_fetch_add(&block_wrong, 1);
+    memset(arg, 0x5A, size); /* the copy is fn's to write */
     atomic_fetch_add(&block_runs, 1);
 }
 
@@ -214,27 +217,61 @@ static void check_small_block(void *arg) {
     atomic_fetch_add(&block_runs, 1);
 }
 
-static void part_blocks(void) {
-    static const size_t sizes[] = {0, 1, 2, 17, POOL_SPAWN_COPY_MAX};
-    pool *p = test_pool(2);
-    pool_scope s;
+static const size_t block_sizes[] = {0, 1, 2, 17, POOL_SPAWN_COPY_MAX};
+#define BLOCK_SIZES (sizeof block_sizes / sizeof block_sizes[0])
+
+/* Spawns a block of each size into s; the runs check them (and write
+   their copies), the spawner checks that its block was left alone. */
+static void spawn_blocks(pool_scope *s) {
     size_t k, i;
-    test_watchdog(30, "test_spawn_copy blocks");
-    printf("  blocks: 0 to %d bytes arrive intact and aligned\n", POOL_SPAWN_COPY_MAX);
-    pool_scope_init(&s, p);
-    for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    for (k = 0; k < BLOCK_SIZES; k++) {
+        size_t size = block_sizes[k];
         unsigned char block[POOL_SPAWN_COPY_MAX];
         for (i = 0; i < sizeof block; i++) block[i] = (unsigned char)(i * 7);
-        if (sizes[k] >= 2) block[0] = 0xA5, block[1] = (unsigned char)sizes[k];
-        CHECK_EQ_I64(pool_scope_spawn_copy(&s, sizes[k] >= 2 ? check_block : check_small_block,
-                                           sizes[k] ? block : NULL, sizes[k]),
+        if (size >= 2) block[0] = 0xA5, block[1] = (unsigned char)size;
+        CHECK_EQ_I64(pool_scope_spawn_copy(s, size >= 2 ? check_block : check_small_block,
+                                           size ? block : NULL, size),
                      0);
+        CHECK_EQ_I64(block[0], size >= 2 ? 0xA5 : 0);
+        CHECK_EQ_I64(block[POOL_SPAWN_COPY_MAX - 1],
+                     (unsigned char)((POOL_SPAWN_COPY_MAX - 1) * 7));
         memset(block, 0, sizeof block); /* the copy must not follow */
     }
+}
+
+static void no_op(void *arg) { (void)arg; }
+
+/* On p's only worker: as many queued spawns as the throttle lets through,
+   then the blocks, which it runs at once. */
+static void spawn_blocks_at_once(void *arg) {
+    pool_scope s;
+    int i;
+    pool_scope_init(&s, (pool *)arg);
+    for (i = 0; i < POOL_SPAWN_THROTTLE_DEFAULT; i++)
+        CHECK_EQ_I64(pool_scope_spawn_copy(&s, no_op, NULL, 0), 0);
+    spawn_blocks(&s);
     pool_scope_wait(&s);
-    CHECK_EQ_I64(atomic_load(&block_runs), (long)(sizeof sizes / sizeof sizes[0]));
+}
+
+static void part_blocks(void) {
+    pool *p = test_pool(2), *one = test_pool(1);
+    pool_stats before, after;
+    pool_scope s;
+    test_watchdog(30, "test_spawn_copy blocks");
+    printf("  blocks: 0 to %d bytes arrive intact and aligned, queued and at once\n",
+           POOL_SPAWN_COPY_MAX);
+    pool_scope_init(&s, p);
+    spawn_blocks(&s); /* from outside: queued */
+    pool_scope_wait(&s);
+    CHECK_EQ_I64(atomic_load(&block_runs), (long)BLOCK_SIZES);
+    pool_stats_get(one, &before);
+    pool_call_on_worker(one, spawn_blocks_at_once, one);
+    pool_stats_get(one, &after);
+    CHECK_EQ_I64(after.spawns_inline - before.spawns_inline, (long)BLOCK_SIZES);
+    CHECK_EQ_I64(atomic_load(&block_runs), 2 * (long)BLOCK_SIZES);
     CHECK_EQ_I64(atomic_load(&block_wrong), 0);
     CHECK_EQ_I64(pool_destroy(p), 0);
+    CHECK_EQ_I64(pool_destroy(one), 0);
 }
 
 /* ---- cancel ---- */
