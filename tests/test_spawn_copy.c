@@ -16,10 +16,10 @@
  *   outside   four threads outside the pool spawn 20,000 copies each into
  *             one scope while the workers run them: cells flow from the
  *             shared list to the workers' caches and back; each ran once.
- *   blocks    sizes 0, 1 and POOL_SPAWN_COPY_MAX: the bytes arrive intact,
- *             aligned for any type, queued and run at once by the throttle
- *             (on a copy of their own: a run that writes its copy leaves the
- *             spawner's block as it was).
+ *   blocks    sizes 0 to POOL_SPAWN_COPY_MAX, from an odd address: the bytes
+ *             arrive intact, aligned for any type, queued and run at once by
+ *             the throttle (on a copy of their own: a run that writes its
+ *             copy leaves the spawner's block as it was).
  *   cancel    copied spawns queued behind a gate, the scope cancelled: none
  *             runs, s's on_cancel is never called with one (it is the user's
  *             function, for the user's tasks), a spawn after the cancel is
@@ -27,7 +27,8 @@
  *             take little more than one round's slabs.
  *   errors    EINVAL for a NULL scope or fn, a size above the maximum, a
  *             NULL block with a size; ENOMEM when no cell is free and the
- *             slab is refused (nothing ran).
+ *             slab is refused (nothing ran), but not for a spawn run at once,
+ *             which needs no cell.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -226,8 +227,8 @@ static void spawn_blocks(pool_scope *s) {
     size_t k, i;
     for (k = 0; k < BLOCK_SIZES; k++) {
         size_t size = block_sizes[k];
-        unsigned char block[POOL_SPAWN_COPY_MAX];
-        for (i = 0; i < sizeof block; i++) block[i] = (unsigned char)(i * 7);
+        unsigned char words[POOL_SPAWN_COPY_MAX + 1], *block = words + 1; /* 1 off alignment */
+        for (i = 0; i < POOL_SPAWN_COPY_MAX; i++) block[i] = (unsigned char)(i * 7);
         if (size >= 2) block[0] = 0xA5, block[1] = (unsigned char)size;
         CHECK_EQ_I64(pool_scope_spawn_copy(s, size >= 2 ? check_block : check_small_block,
                                            size ? block : NULL, size),
@@ -235,7 +236,7 @@ static void spawn_blocks(pool_scope *s) {
         CHECK_EQ_I64(block[0], size >= 2 ? 0xA5 : 0);
         CHECK_EQ_I64(block[POOL_SPAWN_COPY_MAX - 1],
                      (unsigned char)((POOL_SPAWN_COPY_MAX - 1) * 7));
-        memset(block, 0, sizeof block); /* the copy must not follow */
+        memset(block, 0, POOL_SPAWN_COPY_MAX); /* the copy must not follow */
     }
 }
 
@@ -335,6 +336,26 @@ static void error_task(void *arg) {
     atomic_fetch_add(&error_runs, 1);
 }
 
+static pool_task queued_tasks[POOL_SPAWN_THROTTLE_DEFAULT];
+
+static void no_task(pool_task *t) { (void)t; }
+
+/* On p's only worker, which has no cell yet: plain spawns up to the
+   throttle, then a copied one with slabs refused, which runs at once. */
+static void spawn_without_cell(void *arg) {
+    pool_scope s;
+    int i;
+    pool_scope_init(&s, (pool *)arg);
+    for (i = 0; i < POOL_SPAWN_THROTTLE_DEFAULT; i++) {
+        queued_tasks[i] = (pool_task)POOL_TASK_INIT(no_task);
+        CHECK_EQ_I64(pool_scope_spawn(&s, &queued_tasks[i]), 0);
+    }
+    atomic_store(&refuse_slabs, 1);
+    CHECK_EQ_I64(pool_scope_spawn_copy(&s, error_task, &i, sizeof i), 0);
+    atomic_store(&refuse_slabs, 0);
+    pool_scope_wait(&s);
+}
+
 static void part_errors(void) {
     unsigned char block[POOL_SPAWN_COPY_MAX + 1] = {0};
     pool *p = test_pool(2);
@@ -352,6 +373,10 @@ static void part_errors(void) {
     CHECK_EQ_I64(pool_scope_spawn_copy(&s, error_task, block, 1), 0);
     pool_scope_wait(&s);
     CHECK_EQ_I64(atomic_load(&error_runs), 1);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    p = test_pool(1);
+    pool_call_on_worker(p, spawn_without_cell, p);
+    CHECK_EQ_I64(atomic_load(&error_runs), 2);
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 
