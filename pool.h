@@ -7454,22 +7454,21 @@ POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
    once: a load that spans two stores still in flight (or a store and
    padding never written) cannot take its bytes from them and waits until
    they reach the cache, which costs more than the whole copy. So the
-   block is read 4 bytes at a time, each read inside one field of 4 bytes
-   or more, and written 8 at a time, each field of up to 8 bytes inside
-   one write (the copy is 8-aligned). */
+   block is read 4 bytes at a time, and written 8 at a time into the
+   16-aligned copy: a read lies inside one 4-aligned field of 4 bytes or
+   more, and a field of up to 8 bytes inside one write. (Smaller fields,
+   and the tail below 8 bytes, may still wait.) The empty asm keeps the
+   compiler from merging the two reads into one wide load again. */
 static void pool__copy_block(unsigned char *to, const void *from, size_t size) {
     const unsigned char *src = (const unsigned char *)from;
     size_t i;
     for (i = 0; i + 8 <= size; i += 8) {
-        uint32_t first, second;
+        uint32_t half[2];
         uint64_t both;
-        memcpy(&first, src + i, 4);
-        memcpy(&second, src + i + 4, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        both = (uint64_t)first << 32 | second;
-#else
-        both = (uint64_t)second << 32 | first;
-#endif
+        memcpy(&half[0], src + i, 4);
+        memcpy(&half[1], src + i + 4, 4);
+        __asm__("" : "+r"(half[0]), "+r"(half[1]));
+        memcpy(&both, half, 8); /* the bytes in memory order, for one 8-byte write */
         memcpy(to + i, &both, 8);
     }
     if (i < size) memcpy(to + i, src + i, size - i); /* src may be NULL with no size */

@@ -16,10 +16,12 @@
  *   outside   four threads outside the pool spawn 20,000 copies each into
  *             one scope while the workers run them: cells flow from the
  *             shared list to the workers' caches and back; each ran once.
- *   blocks    sizes 0 to POOL_SPAWN_COPY_MAX, from an odd address: the bytes
- *             arrive intact, aligned for any type, queued and run at once by
- *             the throttle (on a copy of their own: a run that writes its
- *             copy leaves the spawner's block as it was).
+ *   blocks    the copy itself for every size up to POOL_SPAWN_COPY_MAX from
+ *             16 source offsets, against memcpy, nothing written around it;
+ *             then blocks of 0, 1, 2, 17 and POOL_SPAWN_COPY_MAX bytes from an
+ *             odd address: they arrive intact, aligned for any type, queued
+ *             and run at once by the throttle (on a copy of their own: a run
+ *             that writes its copy leaves the spawner's block as it was).
  *   cancel    copied spawns queued behind a gate, the scope cancelled: none
  *             runs, s's on_cancel is never called with one (it is the user's
  *             function, for the user's tasks), a spawn after the cancel is
@@ -227,7 +229,11 @@ static void spawn_blocks(pool_scope *s) {
     size_t k, i;
     for (k = 0; k < BLOCK_SIZES; k++) {
         size_t size = block_sizes[k];
-        unsigned char words[POOL_SPAWN_COPY_MAX + 1], *block = words + 1; /* 1 off alignment */
+        union {
+            unsigned char bytes[POOL_SPAWN_COPY_MAX + 1];
+            uint64_t align;
+        } words;
+        unsigned char *block = words.bytes + 1; /* 1 off alignment */
         for (i = 0; i < POOL_SPAWN_COPY_MAX; i++) block[i] = (unsigned char)(i * 7);
         if (size >= 2) block[0] = 0xA5, block[1] = (unsigned char)size;
         CHECK_EQ_I64(pool_scope_spawn_copy(s, size >= 2 ? check_block : check_small_block,
@@ -254,6 +260,27 @@ static void spawn_blocks_at_once(void *arg) {
     pool_scope_wait(&s);
 }
 
+/* pool__copy_block (which reads and writes in words of its own) against
+   memcpy: every size, 16 source offsets, guard bytes after the copy. */
+static void check_copy_exhaustively(void) {
+    union {
+        unsigned char bytes[POOL_SPAWN_COPY_MAX + 32];
+        uint64_t align;
+    } from;
+    pool__copy_args to[2]; /* the second one catches a write past the first */
+    size_t size, offset, i;
+    long wrong = 0;
+    for (i = 0; i < sizeof from.bytes; i++) from.bytes[i] = (unsigned char)(i * 13 + 5);
+    for (size = 0; size <= POOL_SPAWN_COPY_MAX; size++)
+        for (offset = 0; offset < 16; offset++) {
+            memset(to, 0xEE, sizeof to);
+            pool__copy_block(to[0].bytes, from.bytes + offset, size);
+            wrong += memcmp(to[0].bytes, from.bytes + offset, size) != 0;
+            for (i = size; i < sizeof to; i++) wrong += ((unsigned char *)to)[i] != 0xEE;
+        }
+    CHECK_EQ_I64(wrong, 0);
+}
+
 static void part_blocks(void) {
     pool *p = test_pool(2), *one = test_pool(1);
     pool_stats before, after;
@@ -261,6 +288,7 @@ static void part_blocks(void) {
     test_watchdog(30, "test_spawn_copy blocks");
     printf("  blocks: 0 to %d bytes arrive intact and aligned, queued and at once\n",
            POOL_SPAWN_COPY_MAX);
+    check_copy_exhaustively();
     pool_scope_init(&s, p);
     spawn_blocks(&s); /* from outside: queued */
     pool_scope_wait(&s);
