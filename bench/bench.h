@@ -17,9 +17,11 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define BENCH_NOINLINE __attribute__((noinline))
+#define BENCH_ALWAYS_INLINE inline __attribute__((always_inline))
 #define BENCH_MAYBE_UNUSED __attribute__((unused))
 #else
 #define BENCH_NOINLINE
+#define BENCH_ALWAYS_INLINE inline
 #define BENCH_MAYBE_UNUSED
 #endif
 

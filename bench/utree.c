@@ -31,7 +31,9 @@
  * OpenMP program writes with a taskgroup per node), and the same with pool_scope_spawn_copy (each
  * child's arguments copied by the pool: no task struct). The walks start with pool_call_on_worker
  * from the main thread so that they run on the workers. Baseline: the plain recursion, a loop over
- * the children, on the main thread.
+ * the children, on the main thread. Beside it, the scope walk's program with no pool under it
+ * ("scope shape": task structs filled in, each run called at once through its pointer, no
+ * scope), on a worker too: what the program's shape costs before the pool adds anything.
  *
  * Timing: one warm-up round, then RUNS rounds of {plain, pool}, each run after a 20 ms pause (so
  * the pool is asleep, not spinning against the plain run). A run takes a few hundred ms, so there
@@ -147,37 +149,62 @@ struct scope_child {
 };
 
 static void walk_scope(uint64_t id, uint32_t depth, struct subtree *t);
+static void walk_shape(uint64_t id, uint32_t depth, struct subtree *t);
 
 static void scope_child_run(pool_task *task) {
     struct scope_child *c = (struct scope_child *)task;
     walk_scope(c->id, c->depth, &c->total);
 }
 
-static BENCH_NOINLINE void walk_scope(uint64_t id, uint32_t depth, struct subtree *t) {
+static void shape_child_run(pool_task *task) {
+    struct scope_child *c = (struct scope_child *)task;
+    walk_shape(c->id, c->depth, &c->total);
+}
+
+/* The scope walk's node; with `pooled` 0, the same program with no pool under it: each child's
+ * task struct filled in as for a spawn and its run called at once, and no scope (the floor of
+ * this program's shape, as the plain recursion through void * is for fib). Inlined into both
+ * walks, so that `pooled` is a constant in each. */
+static BENCH_ALWAYS_INLINE void walk_scope_node(uint64_t id, uint32_t depth, struct subtree *t,
+                                                int pooled) {
     struct scope_child kids[MAX_CHILDREN];
     pool_scope s;
     uint32_t children, i;
     uint64_t h = visit_self(id, depth, &children, t);
 
     if (children == 0) return;
-    pool_scope_init(&s, g_pool);
+    if (pooled) pool_scope_init(&s, g_pool);
     for (i = 0; i < children; i++) {
-        kids[i].task = (pool_task)POOL_TASK_INIT(scope_child_run);
+        kids[i].task = (pool_task)POOL_TASK_INIT(pooled ? scope_child_run : shape_child_run);
         kids[i].id = h + 1 + i;
         kids[i].depth = depth + 1;
-        if (pool_scope_spawn(&s, &kids[i].task) != 0) {
+        if (!pooled) {
+            pool_task *task = &kids[i].task;
+            __asm__(""
+                    : "+r"(task)); /* an indirect call, as a pool makes, not one gcc sees through */
+            task->run(task);
+        } else if (pool_scope_spawn(&s, &kids[i].task) != 0) {
             fprintf(stderr, "utree: FAILED: pool_scope_spawn\n");
             exit(1);
         }
     }
-    pool_scope_wait(&s);
+    if (pooled) pool_scope_wait(&s);
     for (i = 0; i < children; i++) {
         t->nodes += kids[i].total.nodes;
         t->work_sum += kids[i].total.work_sum;
     }
 }
 
+static BENCH_NOINLINE void walk_scope(uint64_t id, uint32_t depth, struct subtree *t) {
+    walk_scope_node(id, depth, t, 1);
+}
+
+static BENCH_NOINLINE void walk_shape(uint64_t id, uint32_t depth, struct subtree *t) {
+    walk_scope_node(id, depth, t, 0);
+}
+
 static void walk_scope_root(void *arg) { walk_scope(ROOT_ID, 0, arg); }
+static void walk_shape_root(void *arg) { walk_shape(ROOT_ID, 0, arg); }
 
 /* A child as a copied spawn: its arguments, copied by the pool; its total goes to the parent's
  * array. */
@@ -221,9 +248,9 @@ static BENCH_NOINLINE void walk_copy(uint64_t id, uint32_t depth, struct subtree
 
 static void walk_copy_root(void *arg) { walk_copy(ROOT_ID, 0, arg); }
 
-enum variant { PLAIN, JOIN, SCOPE, COPY, VARIANTS };
-static const char *const variant_names[VARIANTS] = {"plain", "pool_join", "pool_scope",
-                                                    "pool_scope_spawn_copy"};
+enum variant { PLAIN, SHAPE, JOIN, SCOPE, COPY, VARIANTS };
+static const char *const variant_names[VARIANTS] = {"plain", "scope shape", "pool_join",
+                                                    "pool_scope", "pool_scope_spawn_copy"};
 
 /* One walk from the root, as variant v on the pool p; returns its wall time. Exits if the
  * checksum differs from `expected` (when expected is not 0). */
@@ -237,6 +264,7 @@ static uint64_t run_once(enum variant v, pool *p, uint64_t expected, uint64_t *n
     if (v == JOIN) pool_call_on_worker(p, walk_pool_root, &t);
     else if (v == SCOPE) pool_call_on_worker(p, walk_scope_root, &t);
     else if (v == COPY) pool_call_on_worker(p, walk_copy_root, &t);
+    else if (v == SHAPE) pool_call_on_worker(p, walk_shape_root, &t);
     else walk_plain(ROOT_ID, 0, &t);
     t1 = bench_now_ns();
     *nodes = t.nodes;
@@ -285,6 +313,7 @@ int main(int argc, char **argv) {
            "checksum %016" PRIx64 ", %d runs each\n",
            nodes, g_max_depth, MAX_CHILDREN, WORK_ROUNDS, expected, runs);
     plain_median = bench_report_ms("plain walk", ns[PLAIN], runs, 0, NULL);
+    bench_report_ms("scope shape, no pool", ns[SHAPE], runs, plain_median, "plain");
     snprintf(label, sizeof label, "pool_join, %d thread%s", threads, threads == 1 ? "" : "s");
     pool_median = bench_report_ms(label, ns[JOIN], runs, plain_median, "plain");
     snprintf(label, sizeof label, "pool_scope, %d thread%s", threads, threads == 1 ? "" : "s");
