@@ -541,16 +541,21 @@ typedef struct pool__latch {
 } pool__latch;
 
 /* pool_scope: a group of tasks to wait for (pool_scope_init, _spawn,
-   _wait), owned by the caller; every field is private. */
+   _wait), owned by the caller; every field is private. It must stay valid
+   until every call on it has returned: a wait that returns on one thread
+   does not mean that a spawn on another, which ran its task at once, has
+   returned. */
 struct pool_scope {
     pool *pool__pool;
     size_t pool__pending; /* unfinished tasks, plus a bit while nobody waits yet */
     pool__latch pool__done;
-    uint32_t pool__cancel; /* the round cancelled, | 1; 0: none (see >>scopes) */
-    uint32_t pool__ended;  /* the round the last wait ended, | 1 if it was cancelled */
+    uint32_t pool__cancel;      /* the round cancelled, | 1; 0: none (see >>scopes) */
+    uint32_t pool__ended;       /* the round the last wait ended, | 1 if it was cancelled */
+    uint32_t pool__inline_runs; /* 2 per task run at once, odd while one runs */
     void (*pool__on_cancel)(pool_task *t); /* called for a task skipped by a cancel */
     const void *pool__origin;              /* the worker that initialised it, NULL: none */
     uint64_t pool__origin_run;             /* ... and the id of the run it was in then */
+    uint64_t pool__inline_owed;            /* stand-ins counted by waiters for such a run */
 };
 
 /* pool_graph_node: a task of a graph (pool_graph_add), run once per run of
@@ -941,11 +946,12 @@ POOL_DEF void pool_scope_wait(pool_scope *s);
             when a later wait of s ended before it returned). EINVAL: s is
             NULL. EDEADLK: called
             from inside a task of s, or from a join half forked by one, on
-            whatever thread runs it: nothing was waited for. (Only the task
-            this thread runs innermost is looked at: from a task of another
-            scope that a task of s spawned and the throttle ran at once, the
-            wait is not refused, and it deadlocks as the program would run
-            serially.)
+            whatever thread runs it, or on a thread inside a task of s that
+            the throttle ran at once there: nothing was waited for. (Else
+            only the task this thread runs innermost is looked at: from a
+            task of another scope that a queued task of s spawned and the
+            throttle ran at once, the wait is not refused, and it deadlocks
+            as the program would run serially.)
    Threads: any.
    Blocks:  as pool_scope_wait. */
 POOL_DEF int pool_scope_wait_status(pool_scope *s);
@@ -2963,6 +2969,55 @@ static void pool__wake_one(uint32_t *addr) { pool__table_wake(addr); }
 static void pool__wake_all(uint32_t *addr) { pool__table_wake(addr); }
 #endif
 
+/* Asymmetric fences, for a Dekker pairing (each side stores, then loads
+   what the other stores) whose one side runs millions of times a second
+   and whose other side almost never runs. The frequent side's full fence
+   is then the whole cost, so the rare side pays for both: on Linux it
+   asks the kernel (membarrier, "private expedited") to run a full memory
+   barrier on every thread of the process that is running, and a thread
+   that is not running has passed through one in its context switch. So
+   for any frequent-side store and later load, the rare side's load after
+   its fence sees the store, or the frequent side's load sees what the
+   rare side stored before its fence, as if both sides had a seq_cst
+   fence. The frequent side then needs only a compiler barrier.
+   Elsewhere, or where the kernel refuses the registration (it is older
+   than 4.14, or a sandbox filters the call), each side uses seq_cst
+   read-modify-writes and loads instead. Which kind a process uses is
+   settled by the first pool_create, before any thread of a pool exists,
+   and never changes: pool__fence_asymmetric's relaxed loads see it. */
+static int pool__fence_asymmetric;
+static pool__once_flag pool__fence_once = POOL__ONCE_INIT;
+
+#if defined(__linux__) && defined(SYS_membarrier)
+#define POOL__MEMBARRIER_PRIVATE_EXPEDITED 8           /* MEMBARRIER_CMD_PRIVATE_EXPEDITED */
+#define POOL__MEMBARRIER_REGISTER_PRIVATE_EXPEDITED 16 /* ..._REGISTER_PRIVATE_EXPEDITED */
+
+static void pool__fence_setup_once(void) {
+    if (syscall(SYS_membarrier, POOL__MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
+        syscall(SYS_membarrier, POOL__MEMBARRIER_PRIVATE_EXPEDITED, 0, 0) == 0)
+        POOL__STORE(&pool__fence_asymmetric, 1, POOL__RELAXED);
+}
+
+/* The rare side's fence; 0 if it was made. A registration is the
+   process's for good (a fork's child inherits it), so this fails only
+   where the kernel goes back on it. */
+static int pool__fence_heavy(void) {
+    return (int)syscall(SYS_membarrier, POOL__MEMBARRIER_PRIVATE_EXPEDITED, 0, 0);
+}
+#else
+static void pool__fence_setup_once(void) {}
+static int pool__fence_heavy(void) { return -1; }
+#endif
+
+static void pool__fence_setup(void) { pool__call_once(&pool__fence_once, pool__fence_setup_once); }
+
+/* Whether the frequent side may use a compiler barrier (see above). */
+POOL__INLINE int pool__fence_is_asymmetric(void) {
+    return POOL__LOAD(&pool__fence_asymmetric, POOL__RELAXED);
+}
+
+#define POOL__COMPILER_BARRIER() __asm__ __volatile__("" ::: "memory")
+
 /* A set of CPUs. On Linux a thread inherits its creator's affinity, so a
    pinned worker that starts a thread (a worker, a blocking thread, or
    another pool's) would pass its one CPU on: every thread a pool starts
@@ -4590,11 +4645,11 @@ static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_sc
 
 /* A scope counts its unfinished tasks plus a reference held until its
    waiter comes (POOL__SCOPE_UNWAITED, a high bit), and whoever brings the
-   count to zero sets the latch. A task that spawns into the scope holds a
-   count itself while it runs, so the count cannot reach zero under a
-   spawn. The scope also remembers the worker and run it was made in,
-   which tells waiters that its tasks descend from that run (see the
-   waiting section).
+   count to zero sets the latch. A queued task that spawns into the scope
+   holds a count itself while it runs, so the count cannot reach zero
+   under a spawn; a task run at once holds none (see "Tasks run at once"
+   below), and its spawns are those of any thread. The scope also remembers the worker and run it
+   was made in, which tells waiters that its tasks descend from that run (see the waiting section).
 
    Several threads may wait for one scope at once, and again and again.
    Exactly one of them owns the wait: it sets OWNED in the latch word with
@@ -4648,6 +4703,154 @@ static void pool__scope_count_spawns(pool_scope *s, size_t n) {
     while (!POOL__CAS(&s->pool__pending, &count, count ? count + n : POOL__SCOPE_UNWAITED + n,
                       POOL__RELAXED, POOL__RELAXED))
         continue;
+}
+
+/* Tasks run at once. A spawn that the throttle runs at once (see
+   pool__spawn_runs_inline) runs on the scope's origin, inside the body
+   that made the scope: only that thread runs such tasks of a scope, and
+   one at a time. They are not counted: the count's two locked
+   read-modify-writes would be most of what such a spawn costs, since a
+   locked instruction waits for every store before it to reach the cache.
+   The origin numbers these runs instead, in inline_runs, which only it
+   writes: odd while one runs, and that odd number names the run.
+
+   A wait on the origin's thread never meets a run in progress but one it
+   is inside of (it would wait for itself: EDEADLK). A wait on another
+   thread that finds one in progress counts a stand-in for it in the
+   scope, as a spawn counts its task, and records the stand-in in
+   inline_owed, which asks the origin to count it done when the run ends;
+   the usual wait then covers the run, with all a wait does meanwhile.
+   inline_owed holds a number of stand-ins and the run they stand in for
+   (all of them the same run).
+
+   The race: the origin ends its run (stores the next even number), then
+   looks at inline_owed; the waiter records its stand-in, then looks at
+   inline_runs again. A Dekker pairing: with a full fence on each side,
+   the origin sees the record, or the waiter sees the end, or both. The
+   fences are asymmetric (see the platform section): the waiter, which is
+   rare, pays for the origin's, so a run at once costs the origin a
+   compiler barrier. So:
+    - A waiter that still sees its run going leaves its stand-in to the
+      origin, which takes every stand-in it sees at a run's end and
+      counts them done.
+    - One that sees its run ended may be too late for the origin's look:
+      it takes one stand-in of its run back itself, if any is left, and
+      counts it done. If none is, the origin took its stand-in, or
+      another waiter of the same run did; either counted it done, after
+      the run's end.
+    - Stand-ins of an ended run that nobody took yet are in the way of a
+      waiter of a later run: it takes them over (counts them done) with
+      the same CAS that records its own. Their waiters then find none of
+      their run left.
+    - A waiter whose first look is older than the record it finds (it was
+      slow, and its run ended while a later one began) records nothing:
+      its run has ended, so it counts its stand-in done at once. Taking
+      the later run's stand-ins over would count them done while their
+      run goes on.
+   Each stand-in is so counted done once, and not before its run's end,
+   since only a thread that saw the run end (or a later run begin) takes
+   it. The record is
+   tagged with its run because a stand-in is counted done only for its
+   own run: a waiter that saw its run end must not take the stand-in of a
+   later run that the origin has already taken its own from. And a
+   record cannot be too new for the origin's look: the stores of
+   inline_runs are releases, so a waiter that saw a later run start
+   records after the origin looked at the earlier end. (Run numbers wrap
+   after 2^31 runs at once of one scope; a waiter that slept through
+   exactly that many between its two looks would wait for the run going
+   on then as well.) */
+#define POOL__OWED(run, n) (((uint64_t)(run) << 32) | (n))
+#define POOL__OWED_RUN(owed) ((uint32_t)((owed) >> 32))
+#define POOL__OWED_COUNT(owed) ((uint32_t)(owed))
+
+POOL__INLINE uint32_t pool__scope_inline_begin(pool_scope *s) {
+    /* Relaxed: only this thread writes it. Release: see above. */
+    uint32_t runs = POOL__LOAD(&s->pool__inline_runs, POOL__RELAXED);
+    POOL__INVARIANT(!(runs & 1)); /* one run at a time */
+    POOL__STORE(&s->pool__inline_runs, runs + 1, POOL__RELEASE);
+    return runs + 2;
+}
+
+POOL__INLINE void pool__scope_inline_end(pool_scope *s, uint32_t next) {
+    uint64_t owed;
+    /* Release: a waiter that sees the end sees the run's effects. The
+       frequent side of the pairing above. */
+    if (pool__fence_is_asymmetric()) {
+        POOL__STORE(&s->pool__inline_runs, next, POOL__RELEASE);
+        POOL__COMPILER_BARRIER();
+        owed = POOL__LOAD(&s->pool__inline_owed, POOL__RELAXED);
+    } else {
+        (void)POOL__XCHG(&s->pool__inline_runs, next, POOL__SEQ_CST);
+        owed = POOL__LOAD(&s->pool__inline_owed, POOL__SEQ_CST);
+    }
+    /* Acquire: pairs with the records' releases, after their counts. Any
+       run it names has ended: this one, or an earlier one. */
+    if (owed && (owed = POOL__XCHG(&s->pool__inline_owed, 0, POOL__ACQUIRE)) != 0)
+        pool__scope_tasks_done(s, POOL__OWED_COUNT(owed));
+}
+
+/* Records a waiter's stand-in for run `run`, taking over what an earlier
+   run left; 1 if a later run's record shows that `run` has ended (nothing
+   recorded: the caller counts its stand-in done). seq_cst: the rare side
+   of the pairing; its release publishes the count to whoever takes the
+   stand-in. Acquire loads: a later run's record comes after its waiter
+   saw that run begin, after `run` ended, so this waiter sees the end's
+   effects too. (Run numbers are compared as a signed difference: a record
+   is at most a few runs away.) */
+static int pool__scope_owe(pool_scope *s, uint32_t run) {
+    uint64_t owed = POOL__LOAD(&s->pool__inline_owed, POOL__ACQUIRE); /* checked by the CAS */
+    uint64_t ended;
+    for (;;) {
+        if (owed && (int32_t)(POOL__OWED_RUN(owed) - run) > 0) return 1;
+        ended = POOL__OWED_RUN(owed) == run ? 0 : owed;
+        if (POOL__CAS(&s->pool__inline_owed, &owed,
+                      POOL__OWED(run, POOL__OWED_COUNT(owed - ended) + 1), POOL__SEQ_CST,
+                      POOL__ACQUIRE))
+            break;
+    }
+    if (ended) pool__scope_tasks_done(s, POOL__OWED_COUNT(ended));
+    return 0;
+}
+
+/* A stand-in for run `run`, which has ended, taken back if one is left. */
+static void pool__scope_owe_back(pool_scope *s, uint32_t run) {
+    uint64_t owed = POOL__LOAD(&s->pool__inline_owed, POOL__RELAXED); /* checked by the CAS */
+    for (;;) {
+        uint32_t n = POOL__OWED_COUNT(owed);
+        if (POOL__OWED_RUN(owed) != run || n == 0) return; /* taken */
+        if (POOL__CAS(&s->pool__inline_owed, &owed, n > 1 ? owed - 1 : 0, POOL__ACQUIRE,
+                      POOL__RELAXED))
+            break;
+    }
+    pool__scope_task_done(s);
+}
+
+/* Tests hold a waiter between its count and its record, to make its
+   record come after the origin's look (tests/test_throttle.c). */
+#ifndef POOL__STAND_IN_COUNTED
+#define POOL__STAND_IN_COUNTED(s) ((void)0)
+#endif
+
+/* The waiter's side, on a thread other than the origin's: 0, or EDEADLK
+   if the run in progress is this thread's. */
+static int pool__scope_wait_inline(pool_scope *s) {
+    /* Acquire: pairs with the end's release. */
+    uint32_t run = POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE);
+    if (!(run & 1)) return 0;
+    if (s->pool__origin == (const void *)pool__current()) return EDEADLK;
+    pool__scope_count_spawns(s, 1);
+    POOL__STAND_IN_COUNTED(s);
+    if (pool__scope_owe(s, run)) {
+        pool__scope_task_done(s);
+        return 0;
+    }
+    if (pool__fence_is_asymmetric() && pool__fence_heavy() != 0) {
+        /* Unpaired (see pool__fence_heavy): the origin may miss the
+           record, so the run's end is waited for here. */
+        while (POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE) == run) pool__yield();
+    }
+    if (POOL__LOAD(&s->pool__inline_runs, POOL__SEQ_CST) != run) pool__scope_owe_back(s, run);
+    return 0;
 }
 
 /* Cancellation. A cancel belongs to one round of the scope's latch (see the
@@ -5292,27 +5495,35 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
     }
 }
 
-/* The start and the end of a task of scope s, counted in it, that w, its
-   spawner, runs at once instead of queueing it (see pool_scope_spawn): a
-   body of its own, within w's current run. Like a join half taken back,
-   it is a call: not in jobs_run and not traced as a job. */
-static pool__body pool__inline_begin(pool__worker *w, pool_scope *s) {
+/* The start and the end of a task of scope s that w, its spawner, runs at
+   once instead of queueing it (see pool_scope_spawn): a body of its own,
+   within w's current run, numbered in s instead of counted (see "Tasks
+   run at once" in the scopes section). Like a join half taken back, it is
+   a call: not in jobs_run and not traced as a job. */
+typedef struct pool__inline_run {
+    pool__body outer;
+    uint32_t next; /* s's inline_runs once it ends */
+} pool__inline_run;
+
+POOL__INLINE pool__inline_run pool__inline_begin(pool__worker *w, pool_scope *s) {
+    pool__inline_run r;
     pool__held_flush_unless(w, s); /* see pool__hold_done */
     POOL__COUNT(w->stats.spawns_inline, 1);
-    return pool__body_begin(w, s);
+    r.outer = pool__body_begin(w, s);
+    r.next = pool__scope_inline_begin(s);
+    return r;
 }
 
-static void pool__inline_end(pool__worker *w, pool_scope *s, pool__body outer) {
-    pool__body_end(w, outer);
-    pool__scope_task_done(s);
+POOL__INLINE void pool__inline_end(pool__worker *w, pool_scope *s, pool__inline_run r) {
+    pool__scope_inline_end(s, r.next);
+    pool__body_end(w, r.outer);
 }
 
 /* Task t of s at once on w (see above). */
 static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
-    pool__body outer = pool__inline_begin(w, s);
-    t->pool__scope = NULL;
+    pool__inline_run r = pool__inline_begin(w, s);
     t->run(t);
-    pool__inline_end(w, s, outer);
+    pool__inline_end(w, s, r);
 }
 
 /* The spawn throttle. A worker whose deque holds p->spawn_throttle tasks
@@ -5330,8 +5541,9 @@ static void pool__execute_inline(pool__worker *w, pool_task *t, pool_scope *s) {
    wait, or into an outer scope is queued: run at once there, it would sit
    on top of work it does not descend from (a task that respawns itself
    would recurse without bound, and one that waits for what lies below it
-   would deadlock). The task is counted in the scope like any other, so
-   that a wait on another thread that saw it start waits for its end.
+   would deadlock). The task is not counted in the scope but numbered, and
+   a wait on another thread that saw it start still waits for its end (see
+   "Tasks run at once" in the scopes section).
    Relaxed: the deque's length and the counters are hints; a stale one
    only queues a task that could have run at once, or the reverse. */
 #ifndef POOL_SPAWN_THROTTLE_DEFAULT
@@ -6954,6 +7166,7 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
         pool__check_cpus(cfg) != 0)
         return EINVAL;
     pool__call_once(&pool__atfork_once, pool__atfork_register);
+    pool__fence_setup();
     /* The CPUs of the calling thread, unless it is a worker, which may be
        pinned: then those of its pool. */
     if ((w = pool__current()) != NULL) allowed = w->join.home->allowed;
@@ -7405,25 +7618,27 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     s->pool__cancel = 0;
     s->pool__ended = 0;
     s->pool__on_cancel = NULL;
+    s->pool__inline_runs = 0;
+    s->pool__inline_owed = 0;
     w = pool__current();
     s->pool__origin = w;
     s->pool__origin_run = w ? w->run_current : 0;
 }
 
+/* The worker of s's pool running this thread if it is s's origin and the
+   throttle runs a spawn into s at once now, else NULL. Only a worker of
+   s's pool: the origin may be another pool's worker. */
+POOL__INLINE pool__worker *pool__spawn_inline_worker(const pool_scope *s) {
+    pool__worker *w = pool__current();
+    return w && w->join.home == s->pool__pool && pool__spawn_runs_inline(w, s) ? w : NULL;
+}
+
 /* A spawn into s, which has a pool that is not inherited and is not
-   cancelled, of a task not queued yet: counted, then run at once by the
-   throttle or posted. */
+   cancelled, of a task marked queued that the throttle did not run at
+   once: counted, then posted. */
 static int pool__scope_spawn_checked(pool_scope *s, pool_task *t, pool_priority priority) {
-    pool__worker *w;
     int rc;
     pool__scope_count_spawns(s, 1);
-    /* Only a worker of s's pool: the origin may be another pool's worker.
-       The throttle bounds the deque, which a high-priority task skips. */
-    if (priority == POOL_PRIORITY_NORMAL && (w = pool__worker_of(s->pool__pool)) != NULL &&
-        pool__spawn_runs_inline(w, s)) {
-        pool__execute_inline(w, t, s);
-        return 0;
-    }
     rc = pool__post(s->pool__pool, t, priority);
     if (rc) { /* as if the task had run: it may be the last one a wait waits for */
         pool__unmark_queued(t);
@@ -7433,12 +7648,20 @@ static int pool__scope_spawn_checked(pool_scope *s, pool_task *t, pool_priority 
 }
 
 POOL__IMPL int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_priority priority) {
+    pool__worker *w;
     if (!s || !t || !t->run || !pool__priority_valid(priority)) return EINVAL;
     if (s->pool__pool && pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__scope_cancelled_now(s, POOL__RELAXED)) return ECANCELED; /* see the cancellation */
     if (!s->pool__pool) { /* no pool could be created: run it here */
         t->pool__scope = NULL;
         t->run(t);
+        return 0;
+    }
+    /* The throttle bounds the deque, which a high-priority task skips. */
+    if (priority == POOL_PRIORITY_NORMAL && (w = pool__spawn_inline_worker(s)) != NULL) {
+        /* Relaxed: a misuse check, as in pool__mark_queued. */
+        if ((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & POOL__QUEUED) return EBUSY;
+        pool__execute_inline(w, t, s);
         return 0;
     }
     if (pool__mark_queued(t, s) != 0) return EBUSY;
@@ -7480,12 +7703,11 @@ static void pool__copy_block(unsigned char *to, const void *from, size_t size) {
 static void pool__spawn_copy_inline(pool__worker *w, pool_scope *s, pool_fn fn, const void *arg,
                                     size_t size) {
     pool__copy_args copy;
-    pool__body outer;
+    pool__inline_run r;
     pool__copy_block(copy.bytes, arg, size);
-    pool__scope_count_spawns(s, 1);
-    outer = pool__inline_begin(w, s);
+    r = pool__inline_begin(w, s);
     fn(copy.bytes);
-    pool__inline_end(w, s, outer);
+    pool__inline_end(w, s, r);
 }
 
 POOL__IMPL int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg, size_t size) {
@@ -7503,11 +7725,11 @@ POOL__IMPL int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg,
         fn(local.bytes);
         return 0;
     }
-    if ((w = pool__worker_of(p)) != NULL && pool__spawn_runs_inline(w, s)) {
+    if ((w = pool__spawn_inline_worker(s)) != NULL) {
         pool__spawn_copy_inline(w, s, fn, arg, size);
         return 0;
     }
-    if (!(c = pool__copy_take(p, w))) return ENOMEM;
+    if (!(c = pool__copy_take(p, pool__worker_of(p)))) return ENOMEM;
     c->task.run = pool__copy_run;
     c->task.pool__next = NULL;
     c->task.pool__scope = NULL;
@@ -7630,9 +7852,12 @@ POOL__INLINE int pool__scope_wait(pool_scope *s) {
         s->pool__pending = POOL__SCOPE_UNWAITED;
         pool__latch_init(&s->pool__done);
         s->pool__cancel = 0;
+        s->pool__inline_runs = 0; /* a run the fork cut off never ends here */
+        s->pool__inline_owed = 0;
         return 0;
     }
-    if (pool__inside_task_of(NULL, s)) return EDEADLK; /* it would wait for itself */
+    /* Either would wait for itself. */
+    if (pool__inside_task_of(NULL, s) || pool__scope_wait_inline(s) != 0) return EDEADLK;
     return pool__scope_wait_done(s, p);
 }
 

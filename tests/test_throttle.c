@@ -18,7 +18,8 @@
  *    the outer scope queues that spawn; the spawned task sees the effect
  *    its spawner made after the spawn (at once, it would run before it);
  *  - own_scope: a task run at once that waits for its own scope gets
- *    EDEADLK, as a queued one does;
+ *    EDEADLK, as a queued one does, and so does a task run at once inside
+ *    it that waits for that scope;
  *  - other_thread: a scope made outside the pool, or on a worker of
  *    another pool, never runs a spawn at once;
  *  - idle_worker: while a worker of the pool counts as idle (the sleep
@@ -30,11 +31,31 @@
  *  - throttle_off: a pool with spawn_throttle POOL_SPAWN_THROTTLE_OFF
  *    queues every spawn, and one with spawn_throttle 2 runs the third
  *    at once; a wait on another thread that saw a task run at once start
- *    returns only after its end.
+ *    returns only after its end;
+ *  - waits_race: threads outside the pool wait for a scope over and over
+ *    while its origin runs short spawns at once (20000, and on until the
+ *    waiters have waited 5000 times): each wait returns
+ *    only after the end of every run it saw start, and afterwards the
+ *    scope's count holds nothing but its reference (each stand-in a
+ *    waiter counted for a run was counted done exactly once); run with
+ *    the asymmetric fences and again with the seq_cst pairing;
+ *  - late_record: a waiter held after its stand-in's count until the run
+ *    has ended, so that its record comes after the origin's look: it
+ *    takes its stand-in back, and its wait returns;
+ *  - stand_ins: the stand-ins' bookkeeping step by step, each race of
+ *    waits_race made to happen in order: a stand-in the origin takes at
+ *    its run's end, one its waiter takes back after missing that look,
+ *    one a waiter of a later run takes over, and the stand-in of a later
+ *    run that a waiter of an earlier one must leave alone, whether it
+ *    takes its own back or comes too late to record one; after each
+ *    step the scope's count and record are exactly what they must be.
  * Each case fails with its condition planted away: see README.md's
  * "How pool.h is tested".
  */
 #define POOL__THREAD_CREATE test_thread_create
+#define POOL__STAND_IN_COUNTED(s) stand_in_counted(s)
+struct pool_scope;
+static void stand_in_counted(struct pool_scope *s);
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
@@ -222,6 +243,42 @@ static void own_scope(void *arg) {
     CHECK(pool_scope_spawn(&s, &sw.task) == 0);
     CHECK_EQ_I64(sw.runs, 1);
     CHECK_EQ_I64(sw.rc, EDEADLK);
+    pool_scope_wait(&s);
+    check_marks(fill, QUEUED);
+}
+
+/* A task of s run at once whose own task, of an inner scope and run at
+   once too, waits for s: it would wait for the run it is inside of. */
+typedef struct nested_wait {
+    pool_task task;
+    self_wait inner;
+} nested_wait;
+
+static void nested_wait_run(pool_task *t) {
+    nested_wait *nw = (nested_wait *)(void *)((char *)t - offsetof(nested_wait, task));
+    pool_scope inner;
+    pool_scope_init(&inner, p);
+    CHECK(pool_scope_spawn(&inner, &nw->inner.task) == 0);
+    CHECK_EQ_I64(nw->inner.runs, 1); /* at once */
+    pool_scope_wait(&inner);
+}
+
+static void own_scope_nested(void *arg) {
+    mark_task fill[QUEUED];
+    nested_wait nw;
+    pool_scope s;
+    uint64_t before = inline_count();
+    (void)arg;
+    pool_scope_init(&s, p);
+    spawn_marks(&s, fill, QUEUED);
+    nw.task = (pool_task)POOL_TASK_INIT(nested_wait_run);
+    nw.inner.task = (pool_task)POOL_TASK_INIT(self_wait_run);
+    nw.inner.scope = &s;
+    nw.inner.rc = -1;
+    nw.inner.runs = 0;
+    CHECK(pool_scope_spawn(&s, &nw.task) == 0);
+    CHECK_EQ_I64(inline_count() - before, 2);
+    CHECK_EQ_I64(nw.inner.rc, EDEADLK);
     pool_scope_wait(&s);
     check_marks(fill, QUEUED);
 }
@@ -446,6 +503,221 @@ static void throttle_off(void) {
     CHECK(pool_destroy(configured) == 0);
 }
 
+/* ---- waits_race ---- */
+
+#define RACE_RUNS 20000
+#define RACE_WAITERS 3
+#define RACE_WAITS 5000
+
+static pool_scope race_scope;
+static atomic_int race_ready, race_over, race_started, race_finished, race_waits;
+static int race_runs;     /* spawns the origin made */
+static int race_recorded; /* long runs that saw a waiter's stand-in recorded */
+
+/* Most runs are short, so that waiters see runs end while they look
+   (they take their stand-ins back); every fourth lasts until a waiter has
+   recorded a stand-in for it (or 2 ms), which the origin then takes at its
+   end. */
+static void race_run(pool_task *t) {
+    double until = test_now() + 0.002;
+    (void)t;
+    if (atomic_fetch_add(&race_started, 1) % 4 == 0) {
+        while (!POOL__LOAD(&race_scope.pool__inline_owed, POOL__RELAXED) && test_now() < until)
+            continue;
+        if (POOL__LOAD(&race_scope.pool__inline_owed, POOL__RELAXED)) race_recorded++;
+    }
+    atomic_fetch_add(&race_finished, 1);
+}
+
+static void race_origin(void *arg) {
+    mark_task fill[QUEUED];
+    pool_scope fill_scope;
+    pool_task run = POOL_TASK_INIT(race_run);
+    int i;
+    (void)arg;
+    pool_scope_init(&fill_scope, configured);
+    spawn_marks(&fill_scope, fill, QUEUED); /* the deque now holds the throttle's */
+    pool_scope_init(&race_scope, configured);
+    atomic_store(&race_ready, 1);
+    /* Until the waiters have waited often enough (the watchdog ends a test
+       whose waits never return). */
+    for (i = 0; i < RACE_RUNS || atomic_load(&race_waits) < RACE_WAITS; i++)
+        CHECK(pool_scope_spawn(&race_scope, &run) == 0);
+    race_runs = i;
+    atomic_store(&race_over, 1);
+    pool_scope_wait(&fill_scope);
+    check_marks(fill, QUEUED);
+}
+
+static void *race_waiter(void *arg) {
+    (void)arg;
+    while (!atomic_load(&race_ready)) test_sleep_us(100);
+    while (!atomic_load(&race_over)) {
+        int started = atomic_load(&race_started);
+        CHECK(pool_scope_wait_status(&race_scope) == 0);
+        CHECK_MSG(atomic_load(&race_finished) >= started,
+                  "a wait returned while a task it saw start ran");
+        atomic_fetch_add(&race_waits, 1);
+    }
+    return NULL;
+}
+
+static void waits_race(int asymmetric) {
+    pool_config cfg;
+    pthread_t waiters[RACE_WAITERS];
+    uint64_t inline_before;
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 1;
+    configured = test_pool_cfg(&cfg);
+    if (!asymmetric) POOL__STORE(&pool__fence_asymmetric, 0, POOL__RELAXED);
+    atomic_store(&race_ready, 0);
+    atomic_store(&race_over, 0);
+    atomic_store(&race_started, 0);
+    atomic_store(&race_finished, 0);
+    atomic_store(&race_waits, 0);
+    race_recorded = 0;
+    inline_before = inline_count_of(configured);
+    for (i = 0; i < RACE_WAITERS; i++)
+        CHECK(pthread_create(&waiters[i], NULL, race_waiter, NULL) == 0);
+    pool_call_on_worker(configured, race_origin, NULL);
+    for (i = 0; i < RACE_WAITERS; i++) CHECK(pthread_join(waiters[i], NULL) == 0);
+    pool_scope_wait(&race_scope);
+    CHECK_EQ_I64(atomic_load(&race_finished), race_runs);
+    CHECK_EQ_I64(inline_count_of(configured) - inline_before, race_runs);
+    CHECK(race_scope.pool__pending == POOL__SCOPE_UNWAITED);
+    CHECK_EQ_I64(race_scope.pool__inline_owed, 0);
+    CHECK(race_recorded > 0);
+    printf("    %s fences: %d waits, %d runs, %d of them long with a stand-in recorded\n",
+           pool__fence_is_asymmetric() ? "asymmetric" : "seq_cst", atomic_load(&race_waits),
+           race_runs, race_recorded);
+    CHECK(pool_destroy(configured) == 0);
+}
+
+/* ---- late_record ---- */
+
+static pool_scope late_scope;
+static atomic_int late_running, late_counted;
+
+/* The hook in pool__scope_wait_inline: for late_scope, signals the count
+   and holds the waiter until the run has ended. */
+static void stand_in_counted(struct pool_scope *s) {
+    if (s != &late_scope) return;
+    atomic_store(&late_counted, 1);
+    while (POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE) & 1) test_sleep_us(100);
+}
+
+static void late_run(pool_task *t) {
+    (void)t;
+    atomic_store(&late_running, 1);
+    while (!atomic_load(&late_counted)) test_sleep_us(100);
+}
+
+static void late_origin(void *arg) {
+    mark_task fill[QUEUED];
+    pool_scope fill_scope;
+    pool_task run = POOL_TASK_INIT(late_run);
+    (void)arg;
+    pool_scope_init(&fill_scope, configured);
+    spawn_marks(&fill_scope, fill, QUEUED);
+    pool_scope_init(&late_scope, configured); /* this body is its origin */
+    CHECK(pool_scope_spawn(&late_scope, &run) == 0);
+    pool_scope_wait(&fill_scope);
+    check_marks(fill, QUEUED);
+}
+
+static void *late_waiter(void *arg) {
+    (void)arg;
+    while (!atomic_load(&late_running)) test_sleep_us(100);
+    CHECK(pool_scope_wait_status(&late_scope) == 0); /* the watchdog ends a wait that hangs */
+    return NULL;
+}
+
+static void late_record(void) {
+    pool_config cfg;
+    pthread_t waiter;
+    uint64_t inline_before;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 1;
+    configured = test_pool_cfg(&cfg);
+    inline_before = inline_count_of(configured);
+    CHECK(pthread_create(&waiter, NULL, late_waiter, NULL) == 0);
+    pool_call_on_worker(configured, late_origin, NULL);
+    CHECK(pthread_join(waiter, NULL) == 0);
+    CHECK_EQ_I64(inline_count_of(configured) - inline_before, 1);
+    CHECK(late_scope.pool__pending == POOL__SCOPE_UNWAITED);
+    CHECK_EQ_I64(late_scope.pool__inline_owed, 0);
+    CHECK(pool_destroy(configured) == 0);
+}
+
+/* ---- stand_ins ---- */
+
+/* s's count (its reference aside) and its record of stand-ins. */
+static void check_owed(pool_scope *s, size_t pending, uint32_t run, uint32_t n) {
+    CHECK_EQ_I64(s->pool__pending, POOL__SCOPE_UNWAITED + pending);
+    CHECK_EQ_I64(POOL__OWED_RUN(s->pool__inline_owed), n ? run : 0);
+    CHECK_EQ_I64(POOL__OWED_COUNT(s->pool__inline_owed), n);
+}
+
+/* The origin's side: run `run` (odd) begins, then ends. */
+static void origin_runs(pool_scope *s, uint32_t run) {
+    s->pool__inline_runs = run - 1;
+    pool__scope_inline_end(s, pool__scope_inline_begin(s));
+    CHECK_EQ_I64(s->pool__inline_runs, run + 1);
+}
+
+/* A waiter's side up to its second look: its stand-in counted and recorded. */
+static void waiter_records(pool_scope *s, uint32_t run) {
+    pool__scope_count_spawns(s, 1);
+    CHECK(pool__scope_owe(s, run) == 0);
+}
+
+static void stand_ins(void) {
+    pool_scope s;
+    pool_scope_init(&s, p);
+    /* Taken by the origin: run 1 still going at the waiter's second look. */
+    waiter_records(&s, 1);
+    waiter_records(&s, 1);
+    check_owed(&s, 2, 1, 2);
+    origin_runs(&s, 1);
+    check_owed(&s, 0, 0, 0);
+    /* Taken back: run 3 ended before the record, and the origin's look
+       (run 5's end here) came before it too. */
+    waiter_records(&s, 3);
+    check_owed(&s, 1, 3, 1);
+    pool__scope_owe_back(&s, 3);
+    check_owed(&s, 0, 0, 0);
+    /* Taken over: a waiter of run 7 finds run 5's stand-ins, whose waiters
+       have not taken them back yet; they then find none of their run. */
+    waiter_records(&s, 5);
+    waiter_records(&s, 5);
+    waiter_records(&s, 7);
+    check_owed(&s, 1, 7, 1);
+    pool__scope_owe_back(&s, 5);
+    check_owed(&s, 1, 7, 1);
+    origin_runs(&s, 7);
+    check_owed(&s, 0, 0, 0);
+    /* Left alone: the origin took run 9's stand-in at its end; a waiter of
+       run 11 records; run 9's waiter, late, must not take run 11's. */
+    waiter_records(&s, 9);
+    origin_runs(&s, 9);
+    waiter_records(&s, 11);
+    pool__scope_owe_back(&s, 9);
+    check_owed(&s, 1, 11, 1);
+    pool__scope_owe_back(&s, 11); /* run 11 ended unseen: its waiter takes it back */
+    check_owed(&s, 0, 0, 0);
+    /* Too late to record: a waiter that first looked during run 13 meets
+       run 15's record; run 13 has ended, and run 15's stand-in stays. */
+    waiter_records(&s, 15);
+    pool__scope_count_spawns(&s, 1);
+    CHECK(pool__scope_owe(&s, 13) == 1);
+    pool__scope_task_done(&s);
+    check_owed(&s, 1, 15, 1);
+    origin_runs(&s, 15);
+    check_owed(&s, 0, 0, 0);
+    pool_scope_wait(&s);
+}
+
 int main(void) {
     pool_config cfg;
     uint64_t before;
@@ -470,6 +742,7 @@ int main(void) {
 
     printf("  own_scope: a task run at once waits for its own scope\n");
     pool_call_on_worker(p, own_scope, NULL);
+    pool_call_on_worker(p, own_scope_nested, NULL);
 
     printf("  other_thread: scopes made outside the pool and on another pool's worker\n");
     other_thread();
@@ -482,6 +755,16 @@ int main(void) {
 
     printf("  throttle_off: spawn_throttle off and 2\n");
     throttle_off();
+
+    printf("  waits_race: %d waiters outside the pool, spawns run at once\n", RACE_WAITERS);
+    waits_race(1);
+    waits_race(0);
+
+    printf("  late_record: a waiter records its stand-in after the origin's look\n");
+    late_record();
+
+    printf("  stand_ins: the stand-ins' bookkeeping, race by race\n");
+    stand_ins();
 
     CHECK(pool_destroy(p) == 0);
     return test_finish("test_throttle");
