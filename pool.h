@@ -549,12 +549,12 @@ struct pool_scope {
     pool *pool__pool;
     size_t pool__pending; /* unfinished tasks, plus a bit while nobody waits yet */
     pool__latch pool__done;
-    uint32_t pool__cancel;      /* the round cancelled, | 1; 0: none (see >>scopes) */
-    uint32_t pool__ended;       /* the round the last wait ended, | 1 if it was cancelled */
-    uint32_t pool__inline_runs; /* 2 per task run at once, odd while one runs */
+    uint32_t pool__cancel; /* the round cancelled, | 1; 0: none (see >>scopes) */
+    uint32_t pool__ended;  /* the round the last wait ended, | 1 if it was cancelled */
     void (*pool__on_cancel)(pool_task *t); /* called for a task skipped by a cancel */
     const void *pool__origin;              /* the worker that initialised it, NULL: none */
     uint64_t pool__origin_run;             /* ... and the id of the run it was in then */
+    uint64_t pool__inline_runs;            /* 2 per task run at once, odd while one runs */
     uint64_t pool__inline_owed;            /* stand-ins counted by waiters for such a run */
 };
 
@@ -4720,8 +4720,8 @@ static void pool__scope_count_spawns(pool_scope *s, size_t n) {
    scope, as a spawn counts its task, and records the stand-in in
    inline_owed, which asks the origin to count it done when the run ends;
    the usual wait then covers the run, with all a wait does meanwhile.
-   inline_owed holds a number of stand-ins and the run they stand in for
-   (all of them the same run).
+   inline_owed holds a number of stand-ins (16 bits) and the run they
+   stand in for (all of them the same run; the run number's low 48 bits).
 
    The race: the origin ends its run (stores the next even number), then
    looks at inline_owed; the waiter records its stand-in, then looks at
@@ -4755,23 +4755,29 @@ static void pool__scope_count_spawns(pool_scope *s, size_t n) {
    later run that the origin has already taken its own from. And a
    record cannot be too new for the origin's look: the stores of
    inline_runs are releases, so a waiter that saw a later run start
-   records after the origin looked at the earlier end. (Run numbers wrap
-   after 2^31 runs at once of one scope; a waiter that slept through
-   exactly that many between its two looks would wait for the run going
-   on then as well.) */
-#define POOL__OWED(run, n) (((uint64_t)(run) << 32) | (n))
-#define POOL__OWED_RUN(owed) ((uint32_t)((owed) >> 32))
-#define POOL__OWED_COUNT(owed) ((uint32_t)(owed))
+   records after the origin looked at the earlier end. (A record's run is
+   compared with a waiter's as a signed 48-bit difference: right while
+   they are less than 2^46 runs apart, days of runs at once of one scope
+   at a few nanoseconds each, which no waiter sleeps through between its
+   first look and its record.) */
+#define POOL__OWED(run, n) (((uint64_t)(run) << 16) | (n))
+#define POOL__OWED_COUNT(owed) ((uint32_t)((owed)&0xffff))
+#define POOL__OWED_FULL 0xffffu
 
-POOL__INLINE uint32_t pool__scope_inline_begin(pool_scope *s) {
+/* The record's run against `run`: 0 the same, > 0 later, < 0 earlier. */
+static int64_t pool__owed_run_order(uint64_t owed, uint64_t run) {
+    return (int64_t)(((owed >> 16) - run) << 16);
+}
+
+POOL__INLINE uint64_t pool__scope_inline_begin(pool_scope *s) {
     /* Relaxed: only this thread writes it. Release: see above. */
-    uint32_t runs = POOL__LOAD(&s->pool__inline_runs, POOL__RELAXED);
+    uint64_t runs = POOL__LOAD(&s->pool__inline_runs, POOL__RELAXED);
     POOL__INVARIANT(!(runs & 1)); /* one run at a time */
     POOL__STORE(&s->pool__inline_runs, runs + 1, POOL__RELEASE);
     return runs + 2;
 }
 
-POOL__INLINE void pool__scope_inline_end(pool_scope *s, uint32_t next) {
+POOL__INLINE void pool__scope_inline_end(pool_scope *s, uint64_t next) {
     uint64_t owed;
     /* Release: a waiter that sees the end sees the run's effects. The
        frequent side of the pairing above. */
@@ -4790,19 +4796,21 @@ POOL__INLINE void pool__scope_inline_end(pool_scope *s, uint32_t next) {
 }
 
 /* Records a waiter's stand-in for run `run`, taking over what an earlier
-   run left; 1 if a later run's record shows that `run` has ended (nothing
-   recorded: the caller counts its stand-in done). seq_cst: the rare side
-   of the pairing; its release publishes the count to whoever takes the
-   stand-in. Acquire loads: a later run's record comes after its waiter
-   saw that run begin, after `run` ended, so this waiter sees the end's
-   effects too. (Run numbers are compared as a signed difference: a record
-   is at most a few runs away.) */
-static int pool__scope_owe(pool_scope *s, uint32_t run) {
+   run left; 1 if a later run's record shows that `run` has ended, 2 if
+   the record is full (in either case nothing is recorded: the caller
+   waits for the end itself, at once in the first, and counts its
+   stand-in done). seq_cst: the rare side of the pairing; its release
+   publishes the count to whoever takes the stand-in. Acquire loads: a
+   later run's record comes after its waiter saw that run begin, after
+   `run` ended, so this waiter sees the end's effects too. */
+static int pool__scope_owe(pool_scope *s, uint64_t run) {
     uint64_t owed = POOL__LOAD(&s->pool__inline_owed, POOL__ACQUIRE); /* checked by the CAS */
     uint64_t ended;
     for (;;) {
-        if (owed && (int32_t)(POOL__OWED_RUN(owed) - run) > 0) return 1;
-        ended = POOL__OWED_RUN(owed) == run ? 0 : owed;
+        int64_t order = pool__owed_run_order(owed, run);
+        if (owed && order > 0) return 1;
+        ended = order == 0 ? 0 : owed;
+        if (POOL__OWED_COUNT(owed - ended) == POOL__OWED_FULL) return 2;
         if (POOL__CAS(&s->pool__inline_owed, &owed,
                       POOL__OWED(run, POOL__OWED_COUNT(owed - ended) + 1), POOL__SEQ_CST,
                       POOL__ACQUIRE))
@@ -4813,11 +4821,11 @@ static int pool__scope_owe(pool_scope *s, uint32_t run) {
 }
 
 /* A stand-in for run `run`, which has ended, taken back if one is left. */
-static void pool__scope_owe_back(pool_scope *s, uint32_t run) {
+static void pool__scope_owe_back(pool_scope *s, uint64_t run) {
     uint64_t owed = POOL__LOAD(&s->pool__inline_owed, POOL__RELAXED); /* checked by the CAS */
     for (;;) {
         uint32_t n = POOL__OWED_COUNT(owed);
-        if (POOL__OWED_RUN(owed) != run || n == 0) return; /* taken */
+        if (pool__owed_run_order(owed, run) != 0 || n == 0) return; /* taken */
         if (POOL__CAS(&s->pool__inline_owed, &owed, n > 1 ? owed - 1 : 0, POOL__ACQUIRE,
                       POOL__RELAXED))
             break;
@@ -4835,19 +4843,22 @@ static void pool__scope_owe_back(pool_scope *s, uint32_t run) {
    if the run in progress is this thread's. */
 static int pool__scope_wait_inline(pool_scope *s) {
     /* Acquire: pairs with the end's release. */
-    uint32_t run = POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE);
+    uint64_t run = POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE);
+    int unrecorded;
     if (!(run & 1)) return 0;
     if (s->pool__origin == (const void *)pool__current()) return EDEADLK;
     pool__scope_count_spawns(s, 1);
     POOL__STAND_IN_COUNTED(s);
-    if (pool__scope_owe(s, run)) {
-        pool__scope_task_done(s);
-        return 0;
-    }
-    if (pool__fence_is_asymmetric() && pool__fence_heavy() != 0) {
-        /* Unpaired (see pool__fence_heavy): the origin may miss the
-           record, so the run's end is waited for here. */
+    if ((unrecorded = pool__scope_owe(s, run)) != 0 ||
+        (pool__fence_is_asymmetric() && pool__fence_heavy() != 0)) {
+        /* Ended already; or 65535 waiters of this run recorded; or
+           unpaired (see pool__fence_heavy): the origin may miss the
+           record. The end is waited for here. */
         while (POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE) == run) pool__yield();
+        if (unrecorded) {
+            pool__scope_task_done(s);
+            return 0;
+        }
     }
     if (POOL__LOAD(&s->pool__inline_runs, POOL__SEQ_CST) != run) pool__scope_owe_back(s, run);
     return 0;
@@ -5502,7 +5513,7 @@ POOL__INLINE void pool__execute(pool__worker *w, pool_task *t, int new_run) {
    a call: not in jobs_run and not traced as a job. */
 typedef struct pool__inline_run {
     pool__body outer;
-    uint32_t next; /* s's inline_runs once it ends */
+    uint64_t next; /* s's inline_runs once it ends */
 } pool__inline_run;
 
 POOL__INLINE pool__inline_run pool__inline_begin(pool__worker *w, pool_scope *s) {

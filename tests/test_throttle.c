@@ -522,9 +522,14 @@ static void race_run(pool_task *t) {
     double until = test_now() + 0.002;
     (void)t;
     if (atomic_fetch_add(&race_started, 1) % 4 == 0) {
-        while (!POOL__LOAD(&race_scope.pool__inline_owed, POOL__RELAXED) && test_now() < until)
+        /* Relaxed: this thread wrote the run's number. */
+        uint64_t mine = POOL__OWED(POOL__LOAD(&race_scope.pool__inline_runs, POOL__RELAXED), 0);
+        while ((POOL__LOAD(&race_scope.pool__inline_owed, POOL__RELAXED) & ~(uint64_t)0xffff) !=
+                   mine &&
+               test_now() < until)
             continue;
-        if (POOL__LOAD(&race_scope.pool__inline_owed, POOL__RELAXED)) race_recorded++;
+        if ((POOL__LOAD(&race_scope.pool__inline_owed, POOL__RELAXED) & ~(uint64_t)0xffff) == mine)
+            race_recorded++;
     }
     atomic_fetch_add(&race_finished, 1);
 }
@@ -562,7 +567,18 @@ static void *race_waiter(void *arg) {
     return NULL;
 }
 
-static void waits_race(int asymmetric) {
+/* Runs case(), then again with the seq_cst pairing in place of the
+   asymmetric fences (where they are in use); either is correct at any
+   time, as both sides then pay for a full fence. */
+static void in_both_fence_modes(void (*case_fn)(void)) {
+    int asymmetric = pool__fence_is_asymmetric();
+    case_fn();
+    POOL__STORE(&pool__fence_asymmetric, 0, POOL__RELAXED);
+    case_fn();
+    POOL__STORE(&pool__fence_asymmetric, asymmetric, POOL__RELAXED);
+}
+
+static void waits_race(void) {
     pool_config cfg;
     pthread_t waiters[RACE_WAITERS];
     uint64_t inline_before;
@@ -570,7 +586,6 @@ static void waits_race(int asymmetric) {
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 1;
     configured = test_pool_cfg(&cfg);
-    if (!asymmetric) POOL__STORE(&pool__fence_asymmetric, 0, POOL__RELAXED);
     atomic_store(&race_ready, 0);
     atomic_store(&race_over, 0);
     atomic_store(&race_started, 0);
@@ -597,14 +612,15 @@ static void waits_race(int asymmetric) {
 /* ---- late_record ---- */
 
 static pool_scope late_scope;
-static atomic_int late_running, late_counted;
+static atomic_int late_running, late_counted, late_returned;
 
 /* The hook in pool__scope_wait_inline: for late_scope, signals the count
-   and holds the waiter until the run has ended. */
+   and holds the waiter until the spawn has returned (the origin has
+   looked for records at the run's end). */
 static void stand_in_counted(struct pool_scope *s) {
     if (s != &late_scope) return;
     atomic_store(&late_counted, 1);
-    while (POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE) & 1) test_sleep_us(100);
+    while (!atomic_load(&late_returned)) test_sleep_us(100);
 }
 
 static void late_run(pool_task *t) {
@@ -622,6 +638,7 @@ static void late_origin(void *arg) {
     spawn_marks(&fill_scope, fill, QUEUED);
     pool_scope_init(&late_scope, configured); /* this body is its origin */
     CHECK(pool_scope_spawn(&late_scope, &run) == 0);
+    atomic_store(&late_returned, 1);
     pool_scope_wait(&fill_scope);
     check_marks(fill, QUEUED);
 }
@@ -640,6 +657,9 @@ static void late_record(void) {
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 1;
     configured = test_pool_cfg(&cfg);
+    atomic_store(&late_running, 0);
+    atomic_store(&late_counted, 0);
+    atomic_store(&late_returned, 0);
     inline_before = inline_count_of(configured);
     CHECK(pthread_create(&waiter, NULL, late_waiter, NULL) == 0);
     pool_call_on_worker(configured, late_origin, NULL);
@@ -653,21 +673,20 @@ static void late_record(void) {
 /* ---- stand_ins ---- */
 
 /* s's count (its reference aside) and its record of stand-ins. */
-static void check_owed(pool_scope *s, size_t pending, uint32_t run, uint32_t n) {
+static void check_owed(pool_scope *s, size_t pending, uint64_t run, uint32_t n) {
     CHECK_EQ_I64(s->pool__pending, POOL__SCOPE_UNWAITED + pending);
-    CHECK_EQ_I64(POOL__OWED_RUN(s->pool__inline_owed), n ? run : 0);
-    CHECK_EQ_I64(POOL__OWED_COUNT(s->pool__inline_owed), n);
+    CHECK_EQ_I64(s->pool__inline_owed, n ? POOL__OWED(run, n) : 0);
 }
 
 /* The origin's side: run `run` (odd) begins, then ends. */
-static void origin_runs(pool_scope *s, uint32_t run) {
+static void origin_runs(pool_scope *s, uint64_t run) {
     s->pool__inline_runs = run - 1;
     pool__scope_inline_end(s, pool__scope_inline_begin(s));
     CHECK_EQ_I64(s->pool__inline_runs, run + 1);
 }
 
 /* A waiter's side up to its second look: its stand-in counted and recorded. */
-static void waiter_records(pool_scope *s, uint32_t run) {
+static void waiter_records(pool_scope *s, uint64_t run) {
     pool__scope_count_spawns(s, 1);
     CHECK(pool__scope_owe(s, run) == 0);
 }
@@ -715,6 +734,20 @@ static void stand_ins(void) {
     check_owed(&s, 1, 15, 1);
     origin_runs(&s, 15);
     check_owed(&s, 0, 0, 0);
+    /* Runs far apart: a record of run 2^32 + 17 is later than run 17's
+       waiter (a 32-bit run number would take it for run 17 itself), and
+       one of run 19 earlier than a waiter of run 2^40 + 19's. */
+    waiter_records(&s, ((uint64_t)1 << 32) + 17);
+    pool__scope_count_spawns(&s, 1);
+    CHECK(pool__scope_owe(&s, 17) == 1);
+    pool__scope_task_done(&s);
+    check_owed(&s, 1, ((uint64_t)1 << 32) + 17, 1);
+    origin_runs(&s, ((uint64_t)1 << 32) + 17);
+    waiter_records(&s, 19);
+    waiter_records(&s, ((uint64_t)1 << 40) + 19);
+    check_owed(&s, 1, ((uint64_t)1 << 40) + 19, 1);
+    origin_runs(&s, ((uint64_t)1 << 40) + 19);
+    check_owed(&s, 0, 0, 0);
     pool_scope_wait(&s);
 }
 
@@ -757,11 +790,10 @@ int main(void) {
     throttle_off();
 
     printf("  waits_race: %d waiters outside the pool, spawns run at once\n", RACE_WAITERS);
-    waits_race(1);
-    waits_race(0);
+    in_both_fence_modes(waits_race);
 
     printf("  late_record: a waiter records its stand-in after the origin's look\n");
-    late_record();
+    in_both_fence_modes(late_record);
 
     printf("  stand_ins: the stand-ins' bookkeeping, race by race\n");
     stand_ins();
