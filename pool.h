@@ -4648,8 +4648,9 @@ static const pool_scope *pool__enclosing_scope(const pool_task *t, const pool_sc
    count to zero sets the latch. A queued task that spawns into the scope
    holds a count itself while it runs, so the count cannot reach zero
    under a spawn; a task run at once holds none (see "Tasks run at once"
-   below), and its spawns are those of any thread. The scope also remembers the worker and run it
-   was made in, which tells waiters that its tasks descend from that run (see the waiting section).
+   below), and its spawns are those of any thread. The scope also
+   remembers the worker and run it was made in, which tells waiters that
+   its tasks descend from that run (see the waiting section).
 
    Several threads may wait for one scope at once, and again and again.
    Exactly one of them owns the wait: it sets OWNED in the latch word with
@@ -4749,8 +4750,7 @@ static void pool__scope_count_spawns(pool_scope *s, size_t n) {
       run goes on.
    Each stand-in is so counted done once, and not before its run's end,
    since only a thread that saw the run end (or a later run begin) takes
-   it. The record is
-   tagged with its run because a stand-in is counted done only for its
+   it. The record is tagged with its run because a stand-in is counted done only for its
    own run: a waiter that saw its run end must not take the stand-in of a
    later run that the origin has already taken its own from. And a
    record cannot be too new for the origin's look: the stores of
