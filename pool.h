@@ -3622,6 +3622,9 @@ typedef struct pool__worker {
     uint32_t ticks;         /* searches of the main loop, for its fairness rule */
     uint32_t high_streak;   /* high-priority and pinned tasks it took in a row (see
                                pool__find_work) */
+    int lone_injected;      /* the task it runs came alone from the injector, and whether
+                               to pause after it is still to be decided (see
+                               pool__stream_pause) */
     pool_task *pinned_next; /* pinned tasks taken from `pinned`, oldest first, not run yet */
     struct pool__copy_cell *copy_free; /* its cache of copied-spawn cells (see pool__copy_take) */
     uint32_t copy_free_count;          /* ... and their number */
@@ -5698,6 +5701,7 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved, uint32_t
     pool_task *first = pool__injector_take_all(&w->join.home->injector), *t, *next;
     uint64_t taken = 1;
     if (!first) return NULL;
+    w->lone_injected = first->pool__next == NULL;
     pool__split_injected(w, first, chunk);
     for (t = first->pool__next; t; t = next) {
         pool_scope *scope = pool__scope_of(t);
@@ -5993,6 +5997,35 @@ static void pool__retire(pool__worker *w, int *idle_now, pool__idle *idle) {
     idle->rounds = 0;
 }
 
+/* Streams from outside. A thread outside the pool that posts tasks one by
+   one (pool_submit, pool_scope_spawn) that take less time to run than a
+   post takes meets an idle worker at every post: the worker takes the
+   lone task, runs it and looks again at once, so the injector's head
+   moves between their caches at every post, and each post's CAS waits for
+   the line, which makes posts slower still. A worker whose take got one
+   task, and that finds the next post already there when it has run it,
+   is in such a stream: it pauses for POOL__STREAM_PAUSE_NS before it
+   searches again, so that the poster posts a run of tasks into a line it
+   keeps (while no other worker is searching), and the next take gets
+   them as one chain (see pool__take_injected). A worker that finds the
+   injector empty does not pause: a caller that waits for each task before
+   it posts the next gets its next task run at once. The worker is not
+   idle meanwhile, so no poster counts on it to take its work (the sleep
+   section's rule wakes another); and its held count is flushed first, so
+   that no wait waits for a count it holds. A pause is at most one per
+   task taken, and bounded: work of any kind waits for it 2 us at most. */
+#define POOL__STREAM_PAUSE_NS 2000
+
+static void pool__stream_pause(pool__worker *w) {
+    uint64_t from;
+    w->lone_injected = 0;
+    /* Relaxed: a hint, a stale value costs or skips one pause. */
+    if (!pool__injector_seen_work(&w->join.home->injector)) return;
+    if (w->held_count) pool__held_flush(w);
+    from = pool__now_ns();
+    while (pool__now_ns() - from < POOL__STREAM_PAUSE_NS) POOL__CPU_RELAX();
+}
+
 /* The main loop of a worker: runs any work it finds until the pool
    terminates and no work is left. Idle rounds follow the progressive sleep
    of the sleep section. */
@@ -6024,6 +6057,7 @@ static void pool__worker_loop(pool__worker *w) {
             idle.woken = 0;
             if (moved) pool__new_moved_jobs(w, moved, POOL__LOCK_TRY);
             pool__execute(w, t, 1);
+            if (w->lone_injected) pool__stream_pause(w);
             continue;
         }
         if (w->held_count) pool__held_flush(w); /* before it idles (see pool__hold_done) */

@@ -10,9 +10,19 @@
  * Lazy start: many rounds of a fresh pool (no thread started yet) hit by 8
  * outside threads at the same instant, each with one pool_join or
  * pool_call: the work must still run on the pool's workers.
+ *
+ * Streams: outside threads post tiny tasks one by one as fast as they can
+ * (pool_scope_spawn into a scope of their own, then pool_submit of detached
+ * ones), which makes workers pause between takes (see "Streams from
+ * outside" in pool.h), mixed with rounds that submit one task and wait for
+ * it before the next; pools of 1 and 2 workers. Every task runs exactly
+ * once, and every wait returns (the watchdog fails a pause that never
+ * ends: with one worker, nobody else would take the stream).
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
+
+#include <sched.h>
 
 #include "test.h"
 
@@ -259,6 +269,103 @@ static void test_default_pool(void) {
     }
 }
 
+#define STREAM_THREADS 4
+#define STREAM_TASKS 2000
+
+typedef struct stream_task {
+    pool_task task;
+    atomic_int runs;
+    atomic_long *left; /* detached ones: tasks of the round not run yet */
+} stream_task;
+
+static void stream_task_run(pool_task *t) {
+    stream_task *st = (stream_task *)(void *)((char *)t - offsetof(stream_task, task));
+    atomic_fetch_add_explicit(&st->runs, 1, memory_order_relaxed);
+    /* Release: the poster that sees the count reach 0 sees every run. */
+    if (st->left) atomic_fetch_sub_explicit(st->left, 1, memory_order_release);
+}
+
+typedef struct stream_poster {
+    pool *p;
+    long rounds;
+    stream_task tasks[STREAM_TASKS];
+    atomic_long left;
+    long wrong; /* tasks that ran other than once, and failed calls */
+} stream_poster;
+
+static void stream_reset(stream_poster *sp, int detached) {
+    int i;
+    for (i = 0; i < STREAM_TASKS; i++) {
+        pool_task init = POOL_TASK_INIT(stream_task_run);
+        sp->tasks[i].task = init;
+        atomic_store_explicit(&sp->tasks[i].runs, 0, memory_order_relaxed);
+        sp->tasks[i].left = detached ? &sp->left : NULL;
+    }
+    atomic_store(&sp->left, STREAM_TASKS);
+}
+
+static void stream_count_wrong(stream_poster *sp) {
+    int i;
+    for (i = 0; i < STREAM_TASKS; i++)
+        if (atomic_load_explicit(&sp->tasks[i].runs, memory_order_relaxed) != 1) sp->wrong++;
+}
+
+static void *stream_main(void *arg) {
+    stream_poster *sp = (stream_poster *)arg;
+    long r;
+    int i;
+    for (r = 0; r < sp->rounds; r++) {
+        pool_scope scope;
+        stream_reset(sp, 0);
+        pool_scope_init(&scope, sp->p);
+        for (i = 0; i < STREAM_TASKS; i++)
+            if (pool_scope_spawn(&scope, &sp->tasks[i].task) != 0) sp->wrong++;
+        pool_scope_wait(&scope);
+        stream_count_wrong(sp);
+
+        stream_reset(sp, 1);
+        for (i = 0; i < STREAM_TASKS; i++)
+            if (pool_submit(sp->p, &sp->tasks[i].task) != 0) sp->wrong++;
+        /* Acquire: pairs with the tasks' release. */
+        while (atomic_load_explicit(&sp->left, memory_order_acquire) > 0) sched_yield();
+        stream_count_wrong(sp);
+
+        /* One at a time: each task runs before the next is posted. */
+        stream_reset(sp, 1);
+        for (i = 0; i < STREAM_TASKS / 20; i++) {
+            if (pool_submit(sp->p, &sp->tasks[i].task) != 0) sp->wrong++;
+            while (atomic_load_explicit(&sp->left, memory_order_acquire) > STREAM_TASKS - i - 1)
+                sched_yield();
+        }
+        for (i = 0; i < STREAM_TASKS / 20; i++)
+            if (atomic_load_explicit(&sp->tasks[i].runs, memory_order_relaxed) != 1) sp->wrong++;
+    }
+    return NULL;
+}
+
+static void test_streams(int threads) {
+    static stream_poster posters[STREAM_THREADS];
+    pthread_t ids[STREAM_THREADS];
+    pool *p = test_pool(threads);
+    int k;
+    long rounds = test_scaled(40, 4);
+    printf("  streams: %d outside threads x %ld rounds of %d spawns, %d submits and %d one at a "
+           "time, %d-thread pool\n",
+           STREAM_THREADS, rounds, STREAM_TASKS, STREAM_TASKS, STREAM_TASKS / 20, threads);
+    for (k = 0; k < STREAM_THREADS; k++) {
+        posters[k].p = p;
+        posters[k].rounds = rounds;
+        posters[k].wrong = 0;
+        if (pthread_create(&ids[k], NULL, stream_main, &posters[k]) != 0) {
+            fprintf(stderr, "pthread_create failed\n");
+            exit(2);
+        }
+    }
+    for (k = 0; k < STREAM_THREADS; k++) pthread_join(ids[k], NULL);
+    for (k = 0; k < STREAM_THREADS; k++) CHECK_EQ_I64(posters[k].wrong, 0);
+    CHECK(pool_destroy(p) == 0);
+}
+
 int main(void) {
     test_watchdog(180, "test_outside");
     /* before anything touches the default pool */
@@ -267,5 +374,8 @@ int main(void) {
     test_lazy_start();
     test_shared_pool();
     test_default_pool();
+    test_watchdog(120, "test_outside streams");
+    test_streams(1);
+    test_streams(2);
     return test_finish("test_outside");
 }
