@@ -443,7 +443,10 @@ struct pool_config {
     /* A busy worker whose deque holds this many tasks, with no worker of its
        pool idle and every thread the pool wants started, runs a task spawned
        into a scope by the function that made the scope at once (see
-       pool_scope_spawn); 1 to 65535. POOL_SPAWN_THROTTLE_OFF: every spawn is
+       pool_scope_spawn), as does a thread outside every pool in a scope it
+       made with this many of the scope's tasks unfinished beyond one per
+       thread, if spawn_throttle_outside says so; 1 to 65535.
+       POOL_SPAWN_THROTTLE_OFF: every spawn is
        queued, for a program whose tasks wait for what their spawner does
        after the spawn. 0: num_threads, but at least
        POOL_SPAWN_THROTTLE_DEFAULT (8). */
@@ -457,6 +460,13 @@ struct pool_config {
        an index at or above it take no work until pool_set_active_threads
        raises it. 0: num_threads. */
     int active_threads;
+    /* Whether a thread outside every pool is throttled as a worker is, in
+       a scope it made (see pool_scope_spawn): 1: yes, for a program whose
+       tasks spawned from outside never wait for what their spawner does
+       after the spawn; POOL_SPAWN_THROTTLE_OUTSIDE_OFF: no, every spawn
+       from outside is queued. 0: yes if $POOL_SPAWN_THROTTLE_OUTSIDE is 1,
+       else no. */
+    int spawn_throttle_outside;
 };
 
 /* pool_config.heartbeat_us: no heartbeat. */
@@ -464,6 +474,9 @@ struct pool_config {
 
 /* pool_config.spawn_throttle: every spawn is queued. */
 #define POOL_SPAWN_THROTTLE_OFF 0xffffffffu
+
+/* pool_config.spawn_throttle_outside: spawns from outside are queued. */
+#define POOL_SPAWN_THROTTLE_OUTSIDE_OFF (-1)
 
 /* pool_config.external_slots: outside callers never work in the pool; their
    calls run on its workers while they block. */
@@ -496,7 +509,9 @@ struct pool_stats {
     uint64_t joins_promoted;  /* join halves made stealable after the join began, for an
                                  idle worker (see pool_join); the others were plain calls */
     uint64_t spawns_inline;   /* scope tasks run at once by their spawner, whose deque was
-                                 full enough (see pool_scope_spawn); not in jobs_run */
+                                 full enough (see pool_scope_spawn); not in jobs_run. On
+                                 a thread outside the pool: counted as waits of the
+                                 scope end */
     uint64_t tasks_cancelled; /* scope tasks the pool's threads and slots skipped for a
                                  cancel (see pool_scope_cancel); not in jobs_run */
     uint64_t slot_calls;      /* calls and scope waits of outside threads that worked in an
@@ -554,8 +569,10 @@ struct pool_scope {
     void (*pool__on_cancel)(pool_task *t); /* called for a task skipped by a cancel */
     const void *pool__origin;              /* the worker that initialised it, NULL: none */
     uint64_t pool__origin_run;             /* ... and the id of the run it was in then */
-    uint64_t pool__inline_runs;            /* 2 per task run at once, odd while one runs */
-    uint64_t pool__inline_owed;            /* stand-ins counted by waiters for such a run */
+    uint64_t pool__outside_origin; /* the thread outside every pool that did (its id), 0: none */
+    uint64_t pool__inline_counted; /* ... its runs at once in the pool's stats */
+    uint64_t pool__inline_runs;    /* 2 per task run at once, odd while one runs */
+    uint64_t pool__inline_owed;    /* stand-ins counted by waiters for such a run */
 };
 
 /* pool_graph_node: a task of a graph (pool_graph_add), run once per run of
@@ -670,8 +687,9 @@ struct pool_blocking_job {
             max_spare_threads < 0 or > 65535; max_blocking_threads < 0;
             spin_us > 1000000; heartbeat_us > 1000000 but for
             POOL_HEARTBEAT_OFF; spawn_throttle > 65535 but for
-            POOL_SPAWN_THROTTLE_OFF; external_slots < -1 or > 30; a
-            stack_size the system refuses; num_cpus < 0, cpus NULL with
+            POOL_SPAWN_THROTTLE_OFF; external_slots < -1 or > 30;
+            spawn_throttle_outside < -1 or > 1; a stack_size the system
+            refuses; num_cpus < 0, cpus NULL with
             num_cpus > 0, or a CPU outside 0..1023. ENOMEM.
    Threads: any.
    Blocks:  no; with a stack_size, while a thread started with it to check
@@ -869,9 +887,14 @@ POOL_DEF void pool_scope_init(pool_scope *s, pool *p);
    more), while no worker of the pool is idle and every thread it wants is
    started, runs a spawn from the scope's origin at once, before it
    returns: so a task must not wait for anything its spawner does after
-   the spawn, unless spawn_throttle is POOL_SPAWN_THROTTLE_OFF. Spawns
-   from the scope's own tasks, into an outer scope, or into a scope made
-   on another thread are always queued.
+   the spawn, unless spawn_throttle is POOL_SPAWN_THROTTLE_OFF. A thread
+   outside every pool is throttled only if the pool's
+   spawn_throttle_outside says so: in a scope it made, it runs a spawn at
+   once while spawn_throttle tasks of the scope are unfinished beyond one
+   for each of the pool's threads (on that thread, in no slot:
+   pool_worker_index() is -1 there). Spawns from the scope's own tasks,
+   into an outer scope, or into a scope made on another thread are always
+   queued.
    Errors:  EINVAL: NULL s, t or t->run. EBUSY: t is still queued from an
             earlier submission. ECANCELED: s is cancelled (t was not taken),
             or, from outside the pool, the pool is being destroyed;
@@ -3681,6 +3704,7 @@ struct pool {
     uint64_t spin_ns;         /* the idle spin budget (pool_config.spin_us) */
     uint64_t heartbeat_ns;    /* pool_config.heartbeat_us; 0: none */
     uint32_t spawn_throttle;  /* pool_config.spawn_throttle as kept: UINT32_MAX is off */
+    int throttle_outside;     /* pool_config.spawn_throttle_outside as kept: 0 or 1 */
     uint32_t threads_looping; /* threads that reached their worker loop (see the throttle) */
     char name[16];
     void (*on_thread_start)(void *user, int worker_index);
@@ -3721,6 +3745,7 @@ struct pool {
     uint32_t spawn_closed;
     uint32_t workers_gone; /* pool_destroy joined the workers: waiters run their own work */
     POOL__ALIGNED uint64_t jobs_injected;
+    uint64_t outside_spawns_inline; /* spawns the throttle ran at once outside the pool */
     uint64_t threads_failed;
     uint64_t spawn_retry_ns;         /* posters start no thread before this time */
     uint32_t spawn_again;            /* a poster found spawn_lock held: see pool__spawn */
@@ -3755,6 +3780,26 @@ static pool__worker *pool__worker_of_view(pool__join_view *v) { return (pool__wo
 POOL__INLINE pool__worker *pool__current(void) {
     pool__join_view *v = pool__join_current_v1;
     return v ? pool__worker_of_view(v) : NULL;
+}
+
+/* On a thread outside every pool, the task bodies it runs for a pool (the
+   spawn throttle's runs at once, see pool__outside_runs_inline, and tasks
+   it helps with), numbered as a worker numbers its runs: `current` is the
+   innermost one's, 0 at the thread's own level. `thread` names the thread
+   as the origin of the scopes it makes: taken from a process-wide count
+   at its first scope, so that no later thread has it. */
+typedef struct pool__outside_body {
+    uint64_t runs, current, thread;
+} pool__outside_body;
+
+static POOL__THREAD_LOCAL pool__outside_body pool__outside_runs;
+static uint64_t pool__outside_threads; /* ids given out */
+
+static uint64_t pool__outside_thread_id(void) {
+    /* Relaxed: only uniqueness matters. */
+    if (!pool__outside_runs.thread)
+        pool__outside_runs.thread = POOL__FETCH_ADD(&pool__outside_threads, 1, POOL__RELAXED) + 1;
+    return pool__outside_runs.thread;
 }
 
 /* This thread becomes w's (NULL: no worker's). */
@@ -4849,7 +4894,11 @@ static int pool__scope_wait_inline(pool_scope *s) {
     uint64_t run = POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE);
     int unrecorded;
     if (!(run & 1)) return 0;
-    if (s->pool__origin == (const void *)pool__current()) return EDEADLK;
+    /* Only the origin runs tasks of s at once: on its thread, this run is
+       one this thread is inside of. */
+    if (s->pool__outside_origin ? s->pool__outside_origin == pool__outside_runs.thread
+                                : s->pool__origin == (const void *)pool__current())
+        return EDEADLK;
     pool__scope_count_spawns(s, 1);
     POOL__STAND_IN_COUNTED(s);
     if ((unrecorded = pool__scope_owe(s, run)) != 0 ||
@@ -5374,6 +5423,14 @@ typedef struct pool__helping {
 
 static POOL__THREAD_LOCAL const pool__helping *pool__helping_top;
 
+/* A task body begins on this thread, outside its pool's workers (see
+   pool__outside_body): returns the id of the body it is nested in. */
+static uint64_t pool__outside_body_begin(void) {
+    uint64_t outer = pool__outside_runs.current;
+    pool__outside_runs.current = ++pool__outside_runs.runs;
+    return outer;
+}
+
 /* Whether this thread is inside a task of pool p (as a thread that is not
    its worker: p's workers are told by their home), or runs a task of
    scope s innermost. */
@@ -5575,11 +5632,33 @@ POOL__INLINE int pool__spawn_runs_inline(pool__worker *w, const pool_scope *s) {
            POOL__LOAD(&p->threads_looping, POOL__RELAXED) >= pool__threads_wanted(p, POOL__RELAXED);
 }
 
+/* The throttle for a thread outside every pool, in a scope it made, if the
+   pool's spawn_throttle_outside says so (off by default: a program written
+   when every spawn from outside was queued may have its tasks wait for
+   what the spawner does next). Its spawns are injected, one chain a take
+   for the workers (see "Streams from outside"), and so outrun them when
+   the tasks are small. A spawn from the
+   body that made the scope (the thread's own level, or a task the throttle
+   ran at once there) runs at once when spawn_throttle tasks of the scope
+   wait beyond one for each of the pool's threads: work for every thread
+   that may come. Its own deque gives no such hint, so the scope's count
+   does (tasks not finished; a worker holds back the count of tasks it ran
+   while its deque has more of them, see pool__hold_done, so those count as
+   waiting). Relaxed: a hint, as above. */
+POOL__INLINE int pool__outside_runs_inline(const pool_scope *s) {
+    pool *p = s->pool__pool;
+    return p->throttle_outside && s->pool__outside_origin == pool__outside_runs.thread &&
+           s->pool__origin_run == pool__outside_runs.current && !pool__current() &&
+           (uint64_t)(POOL__LOAD(&s->pool__pending, POOL__RELAXED) & ~POOL__SCOPE_UNWAITED) >=
+               (uint64_t)p->spawn_throttle + (uint64_t)p->num_threads;
+}
+
 /* Runs task t of pool p on a thread that is not p's worker: one whose pool
    has no thread, or pool_destroy's drain. */
 static void pool__execute_helping(pool *p, pool_task *t) {
     pool_scope *scope = pool__unmark_queued(t);
     pool__helping helping;
+    uint64_t outer;
     if (scope && pool__scope_cancelled_now(scope, POOL__RELAXED)) {
         pool__scope_skip(NULL, t, scope);
         return;
@@ -5588,9 +5667,11 @@ static void pool__execute_helping(pool *p, pool_task *t) {
     helping.scope = scope;
     helping.outer = pool__helping_top;
     pool__helping_top = &helping;
+    outer = pool__outside_body_begin();
     POOL__TRACE(p, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
     POOL__TRACE(p, POOL__EV_JOB_END, 0);
+    pool__outside_runs.current = outer;
     pool__helping_top = helping.outer;
     if (scope) pool__scope_task_done(scope);
 }
@@ -7132,6 +7213,12 @@ static unsigned pool__default_spin_us(void) {
     return 0;
 }
 
+/* Whether $POOL_SPAWN_THROTTLE_OUTSIDE is 1. */
+static int pool__default_throttle_outside(void) {
+    const char *env = getenv("POOL_SPAWN_THROTTLE_OUTSIDE");
+    return env && strcmp(env, "1") == 0;
+}
+
 static void pool__free_pool(pool *p) {
     void *user = p->user;
     uint32_t k;
@@ -7192,8 +7279,8 @@ static void pool__sync_free(pool *p) {
 }
 
 POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
-    static const pool_config defaults = {0,    0, NULL, NULL, NULL, NULL, 0, 0,
-                                         NULL, 0, 0,    0,    0,    0,    0, 0};
+    static const pool_config defaults = {0, 0, NULL, NULL, NULL, NULL, 0, 0, NULL,
+                                         0, 0, 0,    0,    0,    0,    0, 0};
     pool__cpu_set allowed;
     pool *p;
     pool__worker *w;
@@ -7208,7 +7295,8 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
         (cfg->spawn_throttle > 65535 && cfg->spawn_throttle != POOL_SPAWN_THROTTLE_OFF) ||
         cfg->external_slots < POOL_EXTERNAL_SLOTS_NONE || cfg->external_slots > POOL__MAX_SLOTS ||
         cfg->active_threads < 0 || !pool__stack_size_ok(cfg->stack_size) ||
-        pool__check_cpus(cfg) != 0)
+        cfg->spawn_throttle_outside < POOL_SPAWN_THROTTLE_OUTSIDE_OFF ||
+        cfg->spawn_throttle_outside > 1 || pool__check_cpus(cfg) != 0)
         return EINVAL;
     pool__call_once(&pool__atfork_once, pool__atfork_register);
     pool__fence_setup();
@@ -7235,6 +7323,8 @@ POOL__IMPL int pool_create(pool **out, const pool_config *cfg) {
                         : n > POOL_SPAWN_THROTTLE_DEFAULT ? (uint32_t)n
                                                           : POOL_SPAWN_THROTTLE_DEFAULT;
     p->heartbeat_ns = pool__heartbeat_ns(cfg->heartbeat_us);
+    p->throttle_outside = cfg->spawn_throttle_outside ? cfg->spawn_throttle_outside == 1
+                                                      : pool__default_throttle_outside();
     p->max_workers = (uint32_t)(n + spares);
     p->num_slots = cfg->external_slots == POOL_EXTERNAL_SLOTS_NONE ? 0
                    : cfg->external_slots                           ? (uint32_t)cfg->external_slots
@@ -7665,9 +7755,11 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     s->pool__on_cancel = NULL;
     s->pool__inline_runs = 0;
     s->pool__inline_owed = 0;
+    s->pool__inline_counted = 0;
     w = pool__current();
     s->pool__origin = w;
-    s->pool__origin_run = w ? w->run_current : 0;
+    s->pool__origin_run = w ? w->run_current : pool__outside_runs.current;
+    s->pool__outside_origin = w ? 0 : pool__outside_thread_id();
 }
 
 /* The worker of s's pool running this thread if it is s's origin and the
@@ -7676,45 +7768,6 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
 POOL__INLINE pool__worker *pool__spawn_inline_worker(const pool_scope *s) {
     pool__worker *w = pool__current();
     return w && w->join.home == s->pool__pool && pool__spawn_runs_inline(w, s) ? w : NULL;
-}
-
-/* A spawn into s, which has a pool that is not inherited and is not
-   cancelled, of a task marked queued that the throttle did not run at
-   once: counted, then posted. */
-static int pool__scope_spawn_checked(pool_scope *s, pool_task *t, pool_priority priority) {
-    int rc;
-    pool__scope_count_spawns(s, 1);
-    rc = pool__post(s->pool__pool, t, priority);
-    if (rc) { /* as if the task had run: it may be the last one a wait waits for */
-        pool__unmark_queued(t);
-        pool__scope_task_done(s);
-    }
-    return rc;
-}
-
-POOL__IMPL int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_priority priority) {
-    pool__worker *w;
-    if (!s || !t || !t->run || !pool__priority_valid(priority)) return EINVAL;
-    if (s->pool__pool && pool__inherited(s->pool__pool)) return ECHILD;
-    if (pool__scope_cancelled_now(s, POOL__RELAXED)) return ECANCELED; /* see the cancellation */
-    if (!s->pool__pool) { /* no pool could be created: run it here */
-        t->pool__scope = NULL;
-        t->run(t);
-        return 0;
-    }
-    /* The throttle bounds the deque, which a high-priority task skips. */
-    if (priority == POOL_PRIORITY_NORMAL && (w = pool__spawn_inline_worker(s)) != NULL) {
-        /* Relaxed: a misuse check, as in pool__mark_queued. */
-        if ((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & POOL__QUEUED) return EBUSY;
-        pool__execute_inline(w, t, s);
-        return 0;
-    }
-    if (pool__mark_queued(t, s) != 0) return EBUSY;
-    return pool__scope_spawn_checked(s, t, priority);
-}
-
-POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
-    return pool_scope_spawn_priority(s, t, POOL_PRIORITY_NORMAL);
 }
 
 /* Copies an argument block. The spawner has most likely just written it
@@ -7755,6 +7808,90 @@ static void pool__spawn_copy_inline(pool__worker *w, pool_scope *s, pool_fn fn, 
     pool__inline_end(w, s, r);
 }
 
+/* A spawn into s, which has a pool that is not inherited and is not
+   cancelled, of a task marked queued that the throttle did not run at
+   once: counted, then posted. */
+static int pool__scope_spawn_checked(pool_scope *s, pool_task *t, pool_priority priority) {
+    int rc;
+    pool__scope_count_spawns(s, 1);
+    rc = pool__post(s->pool__pool, t, priority);
+    if (rc) { /* as if the task had run: it may be the last one a wait waits for */
+        pool__unmark_queued(t);
+        pool__scope_task_done(s);
+    }
+    return rc;
+}
+
+/* A spawn into s that the throttle runs at once on its origin outside
+   every pool (see pool__outside_runs_inline): task t, or fn with a copy of
+   arg on this stack. A body of the thread's own, numbered in s as a
+   worker's run at once is (see "Tasks run at once"). */
+static void pool__outside_run_at_once(pool_scope *s, pool_task *t, pool_fn fn, const void *arg,
+                                      size_t size) {
+    uint64_t outer = pool__outside_body_begin(), next;
+    pool__helping helping; /* inside a task of the pool and of s, for the waits' checks */
+    helping.helped = s->pool__pool;
+    helping.scope = s;
+    helping.outer = pool__helping_top;
+    pool__helping_top = &helping;
+    next = pool__scope_inline_begin(s);
+    if (t) {
+        t->run(t);
+    } else {
+        pool__copy_args copy;
+        pool__copy_block(copy.bytes, arg, size);
+        fn(copy.bytes);
+    }
+    pool__scope_inline_end(s, next);
+    pool__helping_top = helping.outer;
+    pool__outside_runs.current = outer;
+}
+
+/* A wait of s, made outside every pool, adds the runs at once that ended
+   since the last one counted to p's statistics: a read-modify-write at
+   each run would cost about as much as the run. Relaxed: a statistic; the
+   CAS gives each run to one waiter. */
+static void pool__outside_runs_count(pool_scope *s, pool *p) {
+    uint64_t runs = POOL__LOAD(&s->pool__inline_runs, POOL__RELAXED) / 2;
+    uint64_t counted = POOL__LOAD(&s->pool__inline_counted, POOL__RELAXED);
+    if (!s->pool__outside_origin) return;
+    while (counted < runs &&
+           !POOL__CAS(&s->pool__inline_counted, &counted, runs, POOL__RELAXED, POOL__RELAXED))
+        continue;
+    if (counted < runs) POOL__FETCH_ADD(&p->outside_spawns_inline, runs - counted, POOL__RELAXED);
+}
+
+POOL__IMPL int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_priority priority) {
+    pool__worker *w;
+    if (!s || !t || !t->run || !pool__priority_valid(priority)) return EINVAL;
+    if (s->pool__pool && pool__inherited(s->pool__pool)) return ECHILD;
+    if (pool__scope_cancelled_now(s, POOL__RELAXED)) return ECANCELED; /* see the cancellation */
+    if (!s->pool__pool) { /* no pool could be created: run it here */
+        t->pool__scope = NULL;
+        t->run(t);
+        return 0;
+    }
+    /* The throttle bounds the deque, which a high-priority task skips. */
+    if (priority == POOL_PRIORITY_NORMAL && (w = pool__spawn_inline_worker(s)) != NULL) {
+        /* Relaxed: a misuse check, as in pool__mark_queued. */
+        if ((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & POOL__QUEUED) return EBUSY;
+        pool__execute_inline(w, t, s);
+        return 0;
+    }
+    if (priority == POOL_PRIORITY_NORMAL && pool__outside_runs_inline(s)) {
+        /* Relaxed: a misuse check, as above. */
+        if ((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & POOL__QUEUED) return EBUSY;
+        pool__outside_run_at_once(s, t, NULL, NULL, 0);
+        return 0;
+    }
+    if (pool__mark_queued(t, s) != 0) return EBUSY;
+    return pool__scope_spawn_checked(s, t, priority);
+}
+
+POOL__IMPL int pool_scope_spawn(pool_scope *s, pool_task *t) {
+    return pool_scope_spawn_priority(s, t, POOL_PRIORITY_NORMAL);
+}
+
 POOL__IMPL int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg, size_t size) {
     pool__copy_cell *c;
     pool__worker *w;
@@ -7772,6 +7909,10 @@ POOL__IMPL int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg,
     }
     if ((w = pool__spawn_inline_worker(s)) != NULL) {
         pool__spawn_copy_inline(w, s, fn, arg, size);
+        return 0;
+    }
+    if (pool__outside_runs_inline(s)) {
+        pool__outside_run_at_once(s, NULL, fn, arg, size);
         return 0;
     }
     if (!(c = pool__copy_take(p, pool__worker_of(p)))) return ENOMEM;
@@ -7887,6 +8028,7 @@ static int pool__scope_wait_done(pool_scope *s, pool *p) {
 
 POOL__INLINE int pool__scope_wait(pool_scope *s) {
     pool *p;
+    int rc;
     if (!s) return EINVAL;
     if (!(p = s->pool__pool)) { /* every task ran when it was spawned */
         if (!pool__scope_cancelled_now(s, POOL__RELAXED)) return 0;
@@ -7899,11 +8041,14 @@ POOL__INLINE int pool__scope_wait(pool_scope *s) {
         s->pool__cancel = 0;
         s->pool__inline_runs = 0; /* a run the fork cut off never ends here */
         s->pool__inline_owed = 0;
+        s->pool__inline_counted = 0;
         return 0;
     }
     /* Either would wait for itself. */
     if (pool__inside_task_of(NULL, s) || pool__scope_wait_inline(s) != 0) return EDEADLK;
-    return pool__scope_wait_done(s, p);
+    rc = pool__scope_wait_done(s, p);
+    pool__outside_runs_count(s, p);
+    return rc;
 }
 
 POOL__IMPL int pool_scope_wait_status(pool_scope *s) { return pool__scope_wait(s); }
@@ -9224,6 +9369,7 @@ POOL__IMPL void pool_stats_get(const pool *cp, pool_stats *out) {
     i = POOL__LOAD(&p->outside_wait_depth_max, POOL__RELAXED);
     if (i > out->wait_depth_max) out->wait_depth_max = i;
     out->jobs_injected = POOL__LOAD(&p->jobs_injected, POOL__RELAXED);
+    out->spawns_inline += POOL__LOAD(&p->outside_spawns_inline, POOL__RELAXED);
     out->threads_started = started < (uint32_t)p->num_threads ? started : (uint32_t)p->num_threads;
     out->spares_started = started - out->threads_started;
     out->threads_failed = POOL__LOAD(&p->threads_failed, POOL__RELAXED);

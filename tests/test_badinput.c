@@ -66,6 +66,14 @@ static void rows_create_destroy(void) {
     CHECK_EQ_I64(pool_create(&p, &cfg), 0);
     CHECK_EQ_I64(pool_destroy(p), 0);
     cfg.spawn_throttle = 0;
+    cfg.spawn_throttle_outside = 2;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: a field out of range */
+    cfg.spawn_throttle_outside = POOL_SPAWN_THROTTLE_OUTSIDE_OFF - 1;
+    CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL);
+    cfg.spawn_throttle_outside = POOL_SPAWN_THROTTLE_OUTSIDE_OFF; /* off: accepted */
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    cfg.spawn_throttle_outside = 0;
     cfg.external_slots = 31;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: external_slots over 30 */
     cfg.external_slots = POOL_EXTERNAL_SLOTS_NONE - 1;

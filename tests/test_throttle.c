@@ -20,8 +20,28 @@
  *  - own_scope: a task run at once that waits for its own scope gets
  *    EDEADLK, as a queued one does, and so does a task run at once inside
  *    it that waits for that scope;
- *  - other_thread: a scope made outside the pool, or on a worker of
- *    another pool, never runs a spawn at once;
+ *  - other_thread: a scope made outside the pool, spawned into from a
+ *    worker, or made on a worker of another pool, never runs a spawn at
+ *    once;
+ *  - outside_*: a thread outside every pool, in a scope it made, on a
+ *    pool with spawn_throttle_outside set and its worker held:
+ *    outside_origin: the first 9 spawns (8 beyond the one thread) are
+ *    queued, the other 91 run at once on that thread, in no slot;
+ *    outside_respawn: a task run so that spawns into its own scope queues
+ *    the spawn, and its wait for the scope gets EDEADLK;
+ *    outside_inner_scope: a task run so that makes a scope is its origin
+ *    (its spawns past 9 run at once), and its wait runs the queued ones
+ *    while the worker is held; outside_copy: a copied spawn run so sees
+ *    its copy; outside_waiter: another outside thread that waits for the
+ *    scope while a spawn runs at once on its origin waits for the run's
+ *    end and gets 0; outside_setting: without the setting (or with
+ *    $POOL_SPAWN_THROTTLE_OUTSIDE unset or not 1, or the setting off)
+ *    every spawn from main is queued; outside_destroy: pool_destroy and
+ *    pool_broadcast from a task run at once get EDEADLK; outside_helping:
+ *    on a pool that starts no thread and has no slots, main's wait runs
+ *    the queued tasks, and a spawn from one of them into the scope is
+ *    queued, not run at once; outside_other_thread: another thread's
+ *    spawns into the scope are all queued;
  *  - idle_worker: while a worker of the pool counts as idle (the sleep
  *    counters, changed by hand for the case), every spawn is queued;
  *  - unstarted_thread: on a pool of 2 threads whose second thread cannot
@@ -62,14 +82,17 @@ static void stand_in_counted(struct pool_scope *s);
 #include "test.h"
 
 /* The pool of unstarted_thread is told apart by its stack size: its first
-   worker starts, its second never does. Every other thread starts. */
+   worker starts, its second never does; outside_helping's pool starts
+   none. Every other thread starts. */
 #define STARVED_STACK ((size_t)3 << 20)
+#define THREADLESS_STACK ((size_t)5 << 20)
 static atomic_int starved_workers;
 
 static int test_thread_create(pool__thread *t, size_t stack_size, pool__thread_proc fn, void *arg) {
     if (stack_size == STARVED_STACK && fn == pool__worker_main &&
         atomic_fetch_add(&starved_workers, 1) > 0)
         return EAGAIN;
+    if (stack_size == THREADLESS_STACK && fn == pool__worker_main) return EAGAIN;
     return pool__thread_create_native(t, stack_size, fn, arg);
 }
 
@@ -613,11 +636,14 @@ static void waits_race(void) {
 
 static pool_scope late_scope;
 static atomic_int late_running, late_counted, late_returned;
+static pool_scope waited_scope; /* outside_waiter's */
+static atomic_int waiter_counted;
 
 /* The hook in pool__scope_wait_inline: for late_scope, signals the count
    and holds the waiter until the spawn has returned (the origin has
    looked for records at the run's end). */
 static void stand_in_counted(struct pool_scope *s) {
+    if (s == &waited_scope) atomic_store(&waiter_counted, 1); /* see outside_waiter */
     if (s != &late_scope) return;
     atomic_store(&late_counted, 1);
     while (!atomic_load(&late_returned)) test_sleep_us(100);
@@ -751,12 +777,323 @@ static void stand_ins(void) {
     pool_scope_wait(&s);
 }
 
+/* ---- outside: the throttle for a thread outside every pool ---- */
+
+/* The first QUEUED + 1 spawns of a scope made on main wait for the worker,
+   which a gate holds; from then on each runs at once, on main. */
+#define OUTSIDE_QUEUED (QUEUED + 1)
+
+#define OUTSIDE_GATES 16
+static test_gate outside_gates[OUTSIDE_GATES], *outside_gate = outside_gates;
+
+/* A fresh gate each time: the last one's run may not have seen its open. */
+static void outside_hold_worker(void) {
+    test_gate *g = &outside_gates[outside_gate - outside_gates + 1];
+    if (g == outside_gates + OUTSIDE_GATES) {
+        fprintf(stderr, "test_throttle: more than %d gates\n", OUTSIDE_GATES - 1);
+        exit(2);
+    }
+    *g = (test_gate)TEST_GATE_INIT;
+    CHECK(pool_submit(p, &g->task) == 0);
+    test_gate_wait_entered(g);
+    outside_gate = g;
+}
+
+typedef struct where_task {
+    pool_task task;
+    atomic_int runs;
+    int index;                /* pool_worker_index() where it ran */
+    pool_scope *respawn_into; /* if set: spawns `child` into it, queued */
+    mark_task child;
+    int wait_status; /* if respawn_into: its wait from inside the task */
+} where_task;
+
+static void where_run(pool_task *t) {
+    where_task *w = (where_task *)(void *)((char *)t - offsetof(where_task, task));
+    w->index = pool_worker_index();
+    if (w->respawn_into) {
+        w->child.task = (pool_task)POOL_TASK_INIT(mark_run);
+        atomic_init(&w->child.runs, 0);
+        CHECK(pool_scope_spawn(w->respawn_into, &w->child.task) == 0);
+        CHECK_EQ_I64(atomic_load(&w->child.runs), 0); /* a spawn from a task: queued */
+        w->wait_status = pool_scope_wait_status(w->respawn_into);
+    }
+    atomic_fetch_add(&w->runs, 1);
+}
+
+static void spawn_where(pool_scope *s, where_task *w, pool_scope *respawn_into) {
+    memset(w, 0, sizeof *w);
+    w->task = (pool_task)POOL_TASK_INIT(where_run);
+    w->index = -2;
+    w->respawn_into = respawn_into;
+    CHECK(pool_scope_spawn(s, &w->task) == 0);
+}
+
+static void outside_origin(void) {
+    static where_task tasks[FLAT];
+    pool_scope s;
+    uint64_t before = inline_count();
+    int i;
+    outside_hold_worker();
+    pool_scope_init(&s, p);
+    for (i = 0; i < FLAT; i++) {
+        spawn_where(&s, &tasks[i], NULL);
+        CHECK_EQ_I64(atomic_load(&tasks[i].runs), i < OUTSIDE_QUEUED ? 0 : 1);
+        if (i >= OUTSIDE_QUEUED) CHECK_EQ_I64(tasks[i].index, -1); /* on main, in no slot */
+    }
+    test_gate_open(outside_gate);
+    pool_scope_wait(&s);
+    for (i = 0; i < FLAT; i++) CHECK_EQ_I64(atomic_load(&tasks[i].runs), 1);
+    CHECK_EQ_I64(inline_count() - before, FLAT - OUTSIDE_QUEUED);
+}
+
+/* Holds the worker, makes s on this thread and fills it up to the
+   threshold: its next spawn from here runs at once. */
+static where_task outside_fill_tasks[OUTSIDE_QUEUED];
+
+static void outside_fill(pool_scope *s) {
+    int i;
+    outside_hold_worker();
+    pool_scope_init(s, p);
+    for (i = 0; i < OUTSIDE_QUEUED; i++) spawn_where(s, &outside_fill_tasks[i], NULL);
+}
+
+/* Lets the worker go, waits for s: every task of the fill ran once. */
+static void outside_finish(pool_scope *s) {
+    int i;
+    test_gate_open(outside_gate);
+    pool_scope_wait(s);
+    for (i = 0; i < OUTSIDE_QUEUED; i++) CHECK_EQ_I64(atomic_load(&outside_fill_tasks[i].runs), 1);
+}
+
+/* A task run at once on main spawns into its own scope (queued) and waits
+   for it (EDEADLK, as on a worker). */
+static void outside_respawn(void) {
+    static where_task respawner;
+    pool_scope s;
+    outside_fill(&s);
+    spawn_where(&s, &respawner, &s);
+    CHECK_EQ_I64(atomic_load(&respawner.runs), 1);
+    CHECK_EQ_I64(respawner.wait_status, EDEADLK);
+    outside_finish(&s);
+    CHECK_EQ_I64(atomic_load(&respawner.child.runs), 1);
+}
+
+/* A task run at once on main makes a scope of its own: its body is that
+   scope's origin, so its spawns run at once past the threshold too, and
+   its wait (in a slot: main is outside the pool) runs the queued ones
+   while the worker is still held. */
+static void inner_body(pool_task *t) {
+    static where_task inner[FLAT];
+    pool_scope s;
+    int i;
+    (void)t;
+    pool_scope_init(&s, p);
+    for (i = 0; i < FLAT; i++) {
+        spawn_where(&s, &inner[i], NULL);
+        CHECK_EQ_I64(atomic_load(&inner[i].runs), i < OUTSIDE_QUEUED ? 0 : 1);
+    }
+    pool_scope_wait(&s);
+    for (i = 0; i < FLAT; i++) CHECK_EQ_I64(atomic_load(&inner[i].runs), 1);
+}
+
+static void outside_inner_scope(void) {
+    pool_task body = POOL_TASK_INIT(inner_body);
+    pool_scope s;
+    outside_fill(&s);
+    CHECK(pool_scope_spawn(&s, &body) == 0); /* runs at once, and returns */
+    outside_finish(&s);
+}
+
+/* A copied spawn run at once gets its copy. */
+typedef struct copied_arg {
+    int value;
+    atomic_int *seen;
+} copied_arg;
+
+static void copied_run(void *arg) {
+    copied_arg *a = (copied_arg *)arg;
+    atomic_store(a->seen, a->value);
+}
+
+static void outside_copy(void) {
+    atomic_int seen;
+    copied_arg a;
+    pool_scope s;
+    atomic_init(&seen, 0);
+    outside_fill(&s);
+    a.value = 42, a.seen = &seen;
+    CHECK(pool_scope_spawn_copy(&s, copied_run, &a, sizeof a) == 0);
+    CHECK_EQ_I64(atomic_load(&seen), 42); /* ran before the spawn returned */
+    outside_finish(&s);
+}
+
+/* Another thread outside the pool waits for main's scope while main runs a
+   spawn at once: the run holds on until the waiter has counted its
+   stand-in, and the wait returns 0 after the run's end. */
+static atomic_int at_once_started, at_once_finished, waiter_saw_finished;
+static int waiter_status = -1;
+
+static void slow_at_once(pool_task *t) {
+    double until = test_now() + 10;
+    (void)t;
+    atomic_store(&at_once_started, 1);
+    while (!atomic_load(&waiter_counted) && test_now() < until) test_sleep_us(100);
+    test_sleep_us(1000);
+    atomic_store(&at_once_finished, 1);
+}
+
+static void *wait_for_main_scope(void *arg) {
+    (void)arg;
+    while (!atomic_load(&at_once_started)) test_sleep_us(100);
+    waiter_status = pool_scope_wait_status(&waited_scope);
+    atomic_store(&waiter_saw_finished, atomic_load(&at_once_finished));
+    return NULL;
+}
+
+static void outside_waiter(void) {
+    pool_task slow = POOL_TASK_INIT(slow_at_once);
+    pthread_t waiter;
+    outside_fill(&waited_scope);
+    CHECK(pthread_create(&waiter, NULL, wait_for_main_scope, NULL) == 0);
+    CHECK(pool_scope_spawn(&waited_scope, &slow) == 0); /* at once */
+    CHECK_EQ_I64(atomic_load(&at_once_finished), 1);
+    test_gate_open(outside_gate);
+    pthread_join(waiter, NULL);
+    CHECK_EQ_I64(waiter_status, 0);
+    CHECK_EQ_I64(atomic_load(&waiter_saw_finished), 1);
+    outside_finish(&waited_scope);
+}
+
+/* spawn_throttle_outside: off by default, on with the environment's 1,
+   off when set off whatever the environment says: with the worker held,
+   100 spawns from main run at once past the first 9 only when on. */
+static void outside_setting(int field, const char *env, int on) {
+    static where_task tasks[FLAT];
+    pool *saved = p;
+    pool_config cfg;
+    pool_scope s;
+    int i, at_once = 0;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 1;
+    cfg.spawn_throttle_outside = field;
+    if (env) test_setenv("POOL_SPAWN_THROTTLE_OUTSIDE", env);
+    p = test_pool_cfg(&cfg);
+    test_setenv("POOL_SPAWN_THROTTLE_OUTSIDE", ""); /* unset again */
+    outside_hold_worker();
+    pool_scope_init(&s, p);
+    for (i = 0; i < FLAT; i++) {
+        spawn_where(&s, &tasks[i], NULL);
+        at_once += atomic_load(&tasks[i].runs);
+    }
+    CHECK_MSG(at_once == (on ? FLAT - OUTSIDE_QUEUED : 0), "field %d, env %s: %d of %d at once",
+              field, env ? env : "unset", at_once, FLAT);
+    test_gate_open(outside_gate);
+    pool_scope_wait(&s);
+    for (i = 0; i < FLAT; i++) CHECK_EQ_I64(atomic_load(&tasks[i].runs), 1);
+    CHECK(pool_destroy(p) == 0);
+    p = saved;
+}
+
+/* pool_destroy and pool_broadcast from a task run at once on main are
+   refused: it is a task of the pool. */
+static void nothing_on_worker(void *arg, int worker) {
+    (void)arg;
+    (void)worker;
+}
+
+static int destroy_status, broadcast_status;
+
+static void destroy_from_task(pool_task *t) {
+    (void)t;
+    destroy_status = pool_destroy(p);
+    broadcast_status = pool_broadcast(p, nothing_on_worker, NULL);
+}
+
+static void outside_destroy(void) {
+    pool_task task = POOL_TASK_INIT(destroy_from_task);
+    pool_scope s;
+    outside_fill(&s);
+    destroy_status = broadcast_status = -1;
+    CHECK(pool_scope_spawn(&s, &task) == 0); /* at once */
+    CHECK_EQ_I64(destroy_status, EDEADLK);
+    CHECK_EQ_I64(broadcast_status, EDEADLK);
+    outside_finish(&s);
+}
+
+/* A pool whose worker cannot start and that has no slots: main's wait runs
+   the scope's queued tasks itself, each a body of its own, so that a spawn
+   from one of them into the scope is queued, not run at once. */
+static pool_scope helped_scope;
+static mark_task helped_child;
+static atomic_int helped_child_at_once = -1;
+
+static void respawn_once(pool_task *t) {
+    (void)t;
+    helped_child.task = (pool_task)POOL_TASK_INIT(mark_run);
+    atomic_init(&helped_child.runs, 0);
+    CHECK(pool_scope_spawn(&helped_scope, &helped_child.task) == 0);
+    atomic_store(&helped_child_at_once, atomic_load(&helped_child.runs));
+}
+
+static void outside_helping(void) {
+    static mark_task fill[OUTSIDE_QUEUED - 1];
+    pool_task respawner = POOL_TASK_INIT(respawn_once);
+    pool *saved = p;
+    pool_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 1;
+    cfg.stack_size = THREADLESS_STACK;
+    cfg.external_slots = POOL_EXTERNAL_SLOTS_NONE;
+    cfg.spawn_throttle_outside = 1;
+    p = test_pool_cfg(&cfg);
+    pool_scope_init(&helped_scope, p);
+    /* All queued (one short of the threshold); the wait takes the newest,
+       the respawner, first, with all 9 unfinished. */
+    spawn_marks(&helped_scope, fill, OUTSIDE_QUEUED - 1);
+    CHECK(pool_scope_spawn(&helped_scope, &respawner) == 0);
+    CHECK_EQ_I64(atomic_load(&helped_child_at_once), -1);
+    pool_scope_wait(&helped_scope); /* runs them all here */
+    CHECK_EQ_I64(atomic_load(&helped_child_at_once), 0);
+    CHECK_EQ_I64(atomic_load(&helped_child.runs), 1);
+    check_marks(fill, OUTSIDE_QUEUED - 1);
+    CHECK(pool_destroy(p) == 0);
+    p = saved;
+}
+
+/* A scope made on main, spawned into from another plain thread: queued. */
+static pool_scope foreign_scope;
+static where_task foreign_tasks[FLAT];
+
+static void *spawn_foreign(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < FLAT; i++) {
+        spawn_where(&foreign_scope, &foreign_tasks[i], NULL);
+        CHECK_EQ_I64(atomic_load(&foreign_tasks[i].runs), 0);
+    }
+    return NULL;
+}
+
+static void outside_other_thread(void) {
+    pthread_t other;
+    int i;
+    outside_hold_worker();
+    pool_scope_init(&foreign_scope, p);
+    CHECK(pthread_create(&other, NULL, spawn_foreign, NULL) == 0);
+    pthread_join(other, NULL);
+    test_gate_open(outside_gate);
+    pool_scope_wait(&foreign_scope);
+    for (i = 0; i < FLAT; i++) CHECK_EQ_I64(atomic_load(&foreign_tasks[i].runs), 1);
+}
+
 int main(void) {
     pool_config cfg;
     uint64_t before;
     test_watchdog(120, "test_throttle");
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 1;
+    cfg.spawn_throttle_outside = 1; /* for the outside_* parts */
     p = test_pool_cfg(&cfg);
     printf("test_throttle: the spawn throttle\n");
 
@@ -788,6 +1125,28 @@ int main(void) {
 
     printf("  throttle_off: spawn_throttle off and 2\n");
     throttle_off();
+
+    printf("  outside_origin: %d spawns from main, the first %d queued\n", FLAT, OUTSIDE_QUEUED);
+    outside_origin();
+    printf("  outside_respawn: a task run at once on main spawns into its scope\n");
+    outside_respawn();
+    printf("  outside_inner_scope: a task run at once on main makes a scope\n");
+    outside_inner_scope();
+    printf("  outside_copy: a copied spawn run at once on main\n");
+    outside_copy();
+    printf("  outside_waiter: another thread waits while main runs a spawn at once\n");
+    outside_waiter();
+    printf("  outside_setting: spawn_throttle_outside and $POOL_SPAWN_THROTTLE_OUTSIDE\n");
+    outside_setting(0, NULL, 0);
+    outside_setting(0, "1", 1);
+    outside_setting(0, "yes", 0);
+    outside_setting(POOL_SPAWN_THROTTLE_OUTSIDE_OFF, "1", 0);
+    printf("  outside_destroy: pool_destroy and pool_broadcast from a task run at once\n");
+    outside_destroy();
+    printf("  outside_helping: main's wait runs the queued tasks of a pool without threads\n");
+    outside_helping();
+    printf("  outside_other_thread: main's scope, spawned into from another thread\n");
+    outside_other_thread();
 
     printf("  waits_race: %d waiters outside the pool, spawns run at once\n", RACE_WAITERS);
     in_both_fence_modes(waits_race);
