@@ -382,12 +382,12 @@ static WL_NOINLINE WL_MAYBE_UNUSED uint64_t wl_sum_range(const uint32_t *a, size
     return s;
 }
 
+/* The body of the submit workload's task i (serial.c calls it in a plain loop). */
+static inline void wl_tiny_run(uint32_t *runs, size_t i) { runs[i]++; }
+
 #ifndef WL_WORKLOADS_ONLY
 /* ---- submit and wake ---------------------------------------------------------------------------
  */
-
-/* The body of the submit workload's task i. */
-static inline void wl_tiny_run(uint32_t *runs, size_t i) { runs[i]++; }
 
 /* One wake round: submit_ns is set by the main thread just before it submits; the task sets
  * start_ns first thing, then done. */
