@@ -203,9 +203,9 @@
    pool_create takes a pool_config: zero-initialised, every field takes
    its default, so set only what you change. Each field's meaning, range
    and default is beside it in struct pool_config below; num_threads,
-   spin_us and heartbeat_us may also be set from the environment
-   ($POOL_NUM_THREADS, $POOL_SPIN_US, $POOL_HEARTBEAT_US) when the field
-   is 0.
+   spin_us, heartbeat_us and spawn_throttle_outside may also be set from
+   the environment ($POOL_NUM_THREADS, $POOL_SPIN_US, $POOL_HEARTBEAT_US,
+   $POOL_SPAWN_THROTTLE_OUTSIDE) when the field is 0.
 
    LOOKING INSIDE
      pool_worker_index()              the calling thread's index in its
@@ -460,8 +460,8 @@ struct pool_config {
        an index at or above it take no work until pool_set_active_threads
        raises it. 0: num_threads. */
     int active_threads;
-    /* Whether a thread outside every pool is throttled as a worker is, in
-       a scope it made (see pool_scope_spawn): 1: yes, for a program whose
+    /* Whether a thread outside every pool is throttled too, in a scope it
+       made (see pool_scope_spawn for its rule): 1: yes, for a program whose
        tasks spawned from outside never wait for what their spawner does
        after the spawn; POOL_SPAWN_THROTTLE_OUTSIDE_OFF: no, every spawn
        from outside is queued. 0: yes if $POOL_SPAWN_THROTTLE_OUTSIDE is 1,
@@ -510,8 +510,8 @@ struct pool_stats {
                                  idle worker (see pool_join); the others were plain calls */
     uint64_t spawns_inline;   /* scope tasks run at once by their spawner, whose deque was
                                  full enough (see pool_scope_spawn); not in jobs_run. On
-                                 a thread outside the pool: counted as waits of the
-                                 scope end */
+                                 a thread outside the pool: added when a wait of the
+                                 scope returns (a scope never waited for adds none) */
     uint64_t tasks_cancelled; /* scope tasks the pool's threads and slots skipped for a
                                  cancel (see pool_scope_cancel); not in jobs_run */
     uint64_t slot_calls;      /* calls and scope waits of outside threads that worked in an
@@ -5649,6 +5649,7 @@ POOL__INLINE int pool__outside_runs_inline(const pool_scope *s) {
     pool *p = s->pool__pool;
     return p->throttle_outside && s->pool__outside_origin == pool__outside_runs.thread &&
            s->pool__origin_run == pool__outside_runs.current && !pool__current() &&
+           !POOL__LOAD(&p->closing, POOL__RELAXED) && /* queued, to be refused (ECANCELED) */
            (uint64_t)(POOL__LOAD(&s->pool__pending, POOL__RELAXED) & ~POOL__SCOPE_UNWAITED) >=
                (uint64_t)p->spawn_throttle + (uint64_t)p->num_threads;
 }
@@ -6998,10 +6999,13 @@ static pool__thread_result POOL__THREAD_CALL pool__blocking_main(void *arg) {
         if (t) {
             int is_job = t->run == pool__blocking_job_run; /* t may be gone after run */
             pool__mutex_unlock(&b->lock);
+            uint64_t outer_body;
             pool__unmark_queued(t);
+            outer_body = pool__outside_body_begin(); /* see pool__outside_runs_inline */
             POOL__TRACE(p, POOL__EV_BLOCKING_BEGIN, 0);
             t->run(t);
             POOL__TRACE(p, POOL__EV_BLOCKING_END, 0);
+            pool__outside_runs.current = outer_body;
             pool__mutex_lock(&b->lock);
             if (!is_job) POOL__FETCH_ADD(&b->stats.run, 1, POOL__RELAXED);
             if (!b->head && !b->shutdown) pool__blocking_spin(b);
@@ -7469,6 +7473,11 @@ static void pool__call_remote(pool *p, pool_fn fn, void *arg, int on_worker) {
         return;
     }
     pool__call_job_init(&job, fn, arg);
+    /* From a task this thread runs outside every pool's workers (one the
+       throttle ran at once, or one it helps with), the call is part of
+       that task: a wait in it for the task's scope, on whatever thread,
+       is refused (EDEADLK) instead of waiting for itself. */
+    if (!pool__current() && pool__helping_top) job.enclosing = pool__helping_top->scope;
     if (!on_worker && !pool__current() && (slot = pool__slot_take(p)) != NULL) {
         pool__run_in_slot(p, slot, &job);
         return;
@@ -8495,8 +8504,11 @@ POOL__IMPL int pool_inbox_run(pool_inbox *box, size_t *ran) {
         pool_task *t = oldest;
         oldest = t->pool__next;
         t->pool__next = NULL;
-        pool__unmark_queued(t); /* before run, which may post it again */
+        uint64_t outer_body;
+        pool__unmark_queued(t);                  /* before run, which may post it again */
+        outer_body = pool__outside_body_begin(); /* see pool__outside_runs_inline */
         t->run(t);
+        pool__outside_runs.current = outer_body;
         n++;
         if (ran) *ran = n;
     }

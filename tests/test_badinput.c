@@ -73,6 +73,9 @@ static void rows_create_destroy(void) {
     cfg.spawn_throttle_outside = POOL_SPAWN_THROTTLE_OUTSIDE_OFF; /* off: accepted */
     CHECK_EQ_I64(pool_create(&p, &cfg), 0);
     CHECK_EQ_I64(pool_destroy(p), 0);
+    cfg.spawn_throttle_outside = 1; /* on: accepted */
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    CHECK_EQ_I64(pool_destroy(p), 0);
     cfg.spawn_throttle_outside = 0;
     cfg.external_slots = 31;
     CHECK_EQ_I64(pool_create(&p, &cfg), EINVAL); /* row: external_slots over 30 */

@@ -40,7 +40,11 @@
  *    pool_broadcast from a task run at once get EDEADLK; outside_helping:
  *    on a pool that starts no thread and has no slots, main's wait runs
  *    the queued tasks, and a spawn from one of them into the scope is
- *    queued, not run at once; outside_other_thread: another thread's
+ *    queued, not run at once; outside_call: a pool_call_on_worker from a
+ *    task run at once whose function waits for the task's scope gets
+ *    EDEADLK; outside_closing: once pool_destroy has closed the pool, a
+ *    spawn past the threshold is refused (ECANCELED) and not run;
+ *    outside_other_thread: another thread's
  *    spawns into the scope are all queued;
  *  - idle_worker: while a worker of the pool counts as idle (the sleep
  *    counters, changed by hand for the case), every spawn is queued;
@@ -1061,6 +1065,74 @@ static void outside_helping(void) {
     p = saved;
 }
 
+/* A call from a task run at once on main, run on the worker, is part of
+   that task: its wait for the task's scope is refused, not deadlocked. */
+static pool_scope *call_scope;
+static int call_wait_status = -1;
+
+static void wait_in_call(void *arg) {
+    (void)arg;
+    call_wait_status = pool_scope_wait_status(call_scope);
+}
+
+static void call_from_task(pool_task *t) {
+    (void)t;
+    test_gate_open(outside_gate); /* the worker is free for the call */
+    pool_call_on_worker(p, wait_in_call, NULL);
+}
+
+static void outside_call(void) {
+    pool_task task = POOL_TASK_INIT(call_from_task);
+    pool_scope s;
+    outside_fill(&s);
+    call_scope = &s;
+    call_wait_status = -1;
+    CHECK(pool_scope_spawn(&s, &task) == 0); /* at once */
+    CHECK_EQ_I64(call_wait_status, EDEADLK);
+    outside_finish(&s);
+}
+
+/* Once pool_destroy has begun, a spawn from outside that the throttle
+   would have run at once is refused (ECANCELED) and not run: the destroy
+   does not wait for a run at once. */
+static pool *closing_pool;
+
+static void *destroy_closing_pool(void *arg) {
+    (void)arg;
+    CHECK(pool_destroy(closing_pool) == 0);
+    return NULL;
+}
+
+static void outside_closing(void) {
+    static mark_task late;
+    pool *saved = p;
+    pool_config cfg;
+    pool_scope s;
+    pthread_t destroyer;
+    double until = test_now() + 10;
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 1;
+    cfg.spawn_throttle_outside = 1;
+    p = closing_pool = test_pool_cfg(&cfg);
+    outside_fill(&s);
+    CHECK(pthread_create(&destroyer, NULL, destroy_closing_pool, NULL) == 0);
+    /* White-box: until the destroy has closed the injector. */
+    while (!(__atomic_load_n(&closing_pool->injector.head, __ATOMIC_ACQUIRE) &
+             POOL__INJECTOR_CLOSED) &&
+           test_now() < until)
+        test_sleep_us(100);
+    late.task = (pool_task)POOL_TASK_INIT(mark_run);
+    atomic_init(&late.runs, 0);
+    CHECK_EQ_I64(pool_scope_spawn(&s, &late.task), ECANCELED);
+    CHECK_EQ_I64(atomic_load(&late.runs), 0);
+    test_gate_open(outside_gate);
+    pthread_join(destroyer, NULL);
+    for (i = 0; i < OUTSIDE_QUEUED; i++) CHECK_EQ_I64(atomic_load(&outside_fill_tasks[i].runs), 1);
+    CHECK_EQ_I64(atomic_load(&late.runs), 0);
+    p = saved;
+}
+
 /* A scope made on main, spawned into from another plain thread: queued. */
 static pool_scope foreign_scope;
 static where_task foreign_tasks[FLAT];
@@ -1091,6 +1163,7 @@ int main(void) {
     pool_config cfg;
     uint64_t before;
     test_watchdog(120, "test_throttle");
+    test_setenv("POOL_SPAWN_THROTTLE_OUTSIDE", ""); /* the parts set it themselves */
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 1;
     cfg.spawn_throttle_outside = 1; /* for the outside_* parts */
@@ -1145,6 +1218,10 @@ int main(void) {
     outside_destroy();
     printf("  outside_helping: main's wait runs the queued tasks of a pool without threads\n");
     outside_helping();
+    printf("  outside_call: a call from a task run at once waits for its scope\n");
+    outside_call();
+    printf("  outside_closing: a spawn from main once pool_destroy has begun\n");
+    outside_closing();
     printf("  outside_other_thread: main's scope, spawned into from another thread\n");
     outside_other_thread();
 
