@@ -5637,19 +5637,20 @@ POOL__INLINE int pool__spawn_runs_inline(pool__worker *w, const pool_scope *s) {
    when every spawn from outside was queued may have its tasks wait for
    what the spawner does next). Its spawns are injected, one chain a take
    for the workers (see "Streams from outside"), and so outrun them when
-   the tasks are small. A spawn from the
-   body that made the scope (the thread's own level, or a task the throttle
-   ran at once there) runs at once when spawn_throttle tasks of the scope
-   wait beyond one for each of the pool's threads: work for every thread
-   that may come. Its own deque gives no such hint, so the scope's count
-   does (tasks not finished; a worker holds back the count of tasks it ran
-   while its deque has more of them, see pool__hold_done, so those count as
-   waiting). Relaxed: a hint, as above. */
+   the tasks are small. A spawn from the body that made the scope (the
+   thread's own level, or a task the throttle ran at once there) runs at
+   once when spawn_throttle tasks of the scope wait beyond one for each of
+   the pool's threads: work for every thread that may come. The thread has
+   no deque to tell it so; the scope's count does (tasks not finished; a
+   worker holds back the count of tasks it ran while its deque has more of
+   them, see pool__hold_done, so those count as waiting). Once a destroy
+   has begun it queues the spawn, which the closed injector refuses.
+   Relaxed: a hint, as above. */
 POOL__INLINE int pool__outside_runs_inline(const pool_scope *s) {
     pool *p = s->pool__pool;
     return p->throttle_outside && s->pool__outside_origin == pool__outside_runs.thread &&
            s->pool__origin_run == pool__outside_runs.current && !pool__current() &&
-           !POOL__LOAD(&p->closing, POOL__RELAXED) && /* queued, to be refused (ECANCELED) */
+           !POOL__LOAD(&p->closing, POOL__RELAXED) &&
            (uint64_t)(POOL__LOAD(&s->pool__pending, POOL__RELAXED) & ~POOL__SCOPE_UNWAITED) >=
                (uint64_t)p->spawn_throttle + (uint64_t)p->num_threads;
 }
