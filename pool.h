@@ -5419,6 +5419,7 @@ typedef struct pool__helping {
     const pool *helped;
     const pool_scope *scope;
     const struct pool__helping *outer;
+    uint64_t outer_body; /* the body the task is nested in (see pool__outside_body) */
 } pool__helping;
 
 static POOL__THREAD_LOCAL const pool__helping *pool__helping_top;
@@ -5429,6 +5430,24 @@ static uint64_t pool__outside_body_begin(void) {
     uint64_t outer = pool__outside_runs.current;
     pool__outside_runs.current = ++pool__outside_runs.runs;
     return outer;
+}
+
+static void pool__outside_body_end(uint64_t outer) { pool__outside_runs.current = outer; }
+
+/* This thread, not a worker of p, begins a task of p (of scope s, or
+   NULL): linked in the chain above until pool__helping_end, in a body of
+   its own. */
+static void pool__helping_begin(pool__helping *h, const pool *p, const pool_scope *s) {
+    h->helped = p;
+    h->scope = s;
+    h->outer = pool__helping_top;
+    pool__helping_top = h;
+    h->outer_body = pool__outside_body_begin();
+}
+
+static void pool__helping_end(const pool__helping *h) {
+    pool__outside_body_end(h->outer_body);
+    pool__helping_top = h->outer;
 }
 
 /* Whether this thread is inside a task of pool p (as a thread that is not
@@ -5660,21 +5679,15 @@ POOL__INLINE int pool__outside_runs_inline(const pool_scope *s) {
 static void pool__execute_helping(pool *p, pool_task *t) {
     pool_scope *scope = pool__unmark_queued(t);
     pool__helping helping;
-    uint64_t outer;
     if (scope && pool__scope_cancelled_now(scope, POOL__RELAXED)) {
         pool__scope_skip(NULL, t, scope);
         return;
     }
-    helping.helped = p;
-    helping.scope = scope;
-    helping.outer = pool__helping_top;
-    pool__helping_top = &helping;
-    outer = pool__outside_body_begin();
+    pool__helping_begin(&helping, p, scope);
     POOL__TRACE(p, POOL__EV_JOB_BEGIN, 0);
     t->run(t);
     POOL__TRACE(p, POOL__EV_JOB_END, 0);
-    pool__outside_runs.current = outer;
-    pool__helping_top = helping.outer;
+    pool__helping_end(&helping);
     if (scope) pool__scope_task_done(scope);
 }
 
@@ -7006,7 +7019,7 @@ static pool__thread_result POOL__THREAD_CALL pool__blocking_main(void *arg) {
             POOL__TRACE(p, POOL__EV_BLOCKING_BEGIN, 0);
             t->run(t);
             POOL__TRACE(p, POOL__EV_BLOCKING_END, 0);
-            pool__outside_runs.current = outer_body;
+            pool__outside_body_end(outer_body);
             pool__mutex_lock(&b->lock);
             if (!is_job) POOL__FETCH_ADD(&b->stats.run, 1, POOL__RELAXED);
             if (!b->head && !b->shutdown) pool__blocking_spin(b);
@@ -7838,12 +7851,9 @@ static int pool__scope_spawn_checked(pool_scope *s, pool_task *t, pool_priority 
    worker's run at once is (see "Tasks run at once"). */
 static void pool__outside_run_at_once(pool_scope *s, pool_task *t, pool_fn fn, const void *arg,
                                       size_t size) {
-    uint64_t outer = pool__outside_body_begin(), next;
     pool__helping helping; /* inside a task of the pool and of s, for the waits' checks */
-    helping.helped = s->pool__pool;
-    helping.scope = s;
-    helping.outer = pool__helping_top;
-    pool__helping_top = &helping;
+    uint64_t next;
+    pool__helping_begin(&helping, s->pool__pool, s);
     next = pool__scope_inline_begin(s);
     if (t) {
         t->run(t);
@@ -7853,8 +7863,7 @@ static void pool__outside_run_at_once(pool_scope *s, pool_task *t, pool_fn fn, c
         fn(copy.bytes);
     }
     pool__scope_inline_end(s, next);
-    pool__helping_top = helping.outer;
-    pool__outside_runs.current = outer;
+    pool__helping_end(&helping);
 }
 
 /* A wait of s, made outside every pool, adds the runs at once that ended
@@ -8509,7 +8518,7 @@ POOL__IMPL int pool_inbox_run(pool_inbox *box, size_t *ran) {
         pool__unmark_queued(t);                  /* before run, which may post it again */
         outer_body = pool__outside_body_begin(); /* see pool__outside_runs_inline */
         t->run(t);
-        pool__outside_runs.current = outer_body;
+        pool__outside_body_end(outer_body);
         n++;
         if (ran) *ran = n;
     }
