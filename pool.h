@@ -4291,8 +4291,9 @@ enum { POOL__CORE_UNSET = 0, POOL__CORE_SLEEPY = 1, POOL__CORE_SLEEPING = 2, POO
 #define POOL__ROUNDS_UNTIL_SLEEPY 32
 
 /* The spin budget (pool_config.spin_us) comes first in an idle spell:
-   searches for that long, each followed by a yield, while the rounds stay
-   at 0. The worker stays counted as a searcher, not a sleeper, so posters
+   searches for that long, each followed by a watch of the queues (see
+   pool__spin_watch in the worker loop section), while the rounds stay at
+   0. The worker stays counted as a searcher, not a sleeper, so posters
    neither wake it nor need to: its next search finds their work. */
 #define POOL__MAX_SPIN_US 1000000
 
@@ -4564,12 +4565,10 @@ static int pool__spinning(pool__worker *w, pool__idle *idle) {
     return 0;
 }
 
-/* One fruitless search: spin, yield, announce, or sleep, by how many came
-   before. */
+/* One fruitless search beyond the spin budget: yield, announce, or
+   sleep, by how many came before. */
 static void pool__no_work_found(pool__worker *w, pool__idle *idle) {
-    if (idle->rounds == 0 && pool__spinning(w, idle)) {
-        pool__yield();
-    } else if (idle->rounds < POOL__ROUNDS_UNTIL_SLEEPY) {
+    if (idle->rounds < POOL__ROUNDS_UNTIL_SLEEPY) {
         idle->rounds++;
         pool__yield();
     } else if (idle->rounds == POOL__ROUNDS_UNTIL_SLEEPY) {
@@ -6122,9 +6121,35 @@ static void pool__stream_pause(pool__worker *w) {
     while (pool__now_ns() - from < POOL__STREAM_PAUSE_NS) POOL__CPU_RELAX();
 }
 
+/* How many looks a spin watch takes before it yields. */
+#define POOL__SPIN_WATCH_LOOKS 64
+
+/* Within the spin budget, between two searches: looks at what a search
+   would take from, with a pause between looks, until something shows, w
+   is asked to stop, or POOL__SPIN_WATCH_LOOKS looks came up empty; then
+   yields, so that a thread waiting for this CPU gets it. The looks are
+   loads only: a full search per look would hammer the deques' and
+   injectors' lines with the writes of failed steals and takes, and a
+   yield per search (the rule past the budget) makes a spinning worker
+   see new work a system call late, which is what a budget is set to
+   avoid. Nothing here is a wake-up protocol: w is a counted searcher and
+   searches again after the watch, so the watch can only delay finding
+   work, and by a bounded number of looks. */
+static void pool__spin_watch(pool__worker *w) {
+    pool *p = w->join.home;
+    int look;
+    for (look = 0; look < POOL__SPIN_WATCH_LOOKS; look++) {
+        if (pool__work_visible(p) || pool__pinned_waiting(w, POOL__RELAXED) ||
+            POOL__LOAD(&p->terminating, POOL__RELAXED) || pool__above_count(w, POOL__RELAXED))
+            return;
+        POOL__CPU_RELAX();
+    }
+    pool__yield();
+}
+
 /* The main loop of a worker: runs any work it finds until the pool
-   terminates and no work is left. Idle rounds follow the progressive sleep
-   of the sleep section. */
+   terminates and no work is left. Idle rounds watch within the spin
+   budget, then follow the progressive sleep of the sleep section. */
 static void pool__worker_loop(pool__worker *w) {
     pool *p = w->join.home;
     pool__idle idle = {0, 0, 0, 0};
@@ -6169,7 +6194,8 @@ static void pool__worker_loop(pool__worker *w) {
             idle.rounds = 0;
         }
         pool__want_promotions(w);
-        pool__no_work_found(w, &idle);
+        if (idle.rounds == 0 && pool__spinning(w, &idle)) pool__spin_watch(w);
+        else pool__no_work_found(w, &idle);
     }
     if (idle_now) pool__leave_idle(w, 0);
 }
