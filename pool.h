@@ -421,8 +421,9 @@ struct pool_config {
        the park ends, and stay for the next. */
     int max_spare_threads;
     /* The idle policy, 0 to 1000000: microseconds a worker that ran out of
-       work keeps searching (yielding the CPU between searches) before the
-       usual short search and sleep, so that work arriving within the gap
+       work keeps searching (between searches it watches the queues for a
+       few microseconds, then yields the CPU) before the usual short search
+       and sleep, so that work arriving within the gap
        starts without a kernel wake-up. It costs that much CPU per idle
        spell (from the end of one task to the start of the next: a worker
        woken for work that another took first does not spin again), which
@@ -6121,27 +6122,41 @@ static void pool__stream_pause(pool__worker *w) {
     while (pool__now_ns() - from < POOL__STREAM_PAUSE_NS) POOL__CPU_RELAX();
 }
 
-/* How many looks a spin watch takes before it yields. */
+/* How many looks a spin watch takes before it yields: a few microseconds
+   where a pause takes as long as on x86, less where it is shorter or does
+   nothing. Every look reads the injectors and w's own lines; every
+   POOL__SPIN_WATCH_DEQUES-th one also reads the deques (two lines each)
+   and asks the busy workers for promotions again. */
 #define POOL__SPIN_WATCH_LOOKS 64
+#define POOL__SPIN_WATCH_DEQUES 4
 
 /* Within the spin budget, between two searches: looks at what a search
    would take from, with a pause between looks, until something shows, w
    is asked to stop, or POOL__SPIN_WATCH_LOOKS looks came up empty; then
-   yields, so that a thread waiting for this CPU gets it. The looks are
-   loads only: a full search per look would hammer the deques' and
-   injectors' lines with the writes of failed steals and takes, and a
-   yield per search (the rule past the budget) makes a spinning worker
-   see new work a system call late, which is what a budget is set to
-   avoid. Nothing here is a wake-up protocol: w is a counted searcher and
-   searches again after the watch, so the watch can only delay finding
-   work, and by a bounded number of looks. */
+   yields, so that a thread waiting for this CPU gets it. Searching
+   instead of looking would write w's own deque at every search (the
+   pop's barrier), a line every other searcher reads, and yielding after
+   every search (the rule past the budget) makes a spinning worker see
+   new work a system call late, which is what a budget is set to avoid.
+   The deques are looked at less often than the injectors: their owners
+   write them at every push and pop, and each look by a watcher makes the
+   next write fetch the line back. A worker asked for promotions may have
+   had nothing to promote when it looked, so it is asked again while the
+   watch goes on (a lazy half is visible only once promoted). Nothing here
+   is a wake-up protocol: w is a counted searcher and searches again after
+   the watch, so the watch can only delay finding work, and by a bounded
+   number of looks. */
 static void pool__spin_watch(pool__worker *w) {
     pool *p = w->join.home;
     int look;
-    for (look = 0; look < POOL__SPIN_WATCH_LOOKS; look++) {
-        if (pool__work_visible(p) || pool__pinned_waiting(w, POOL__RELAXED) ||
+    for (look = 1; look <= POOL__SPIN_WATCH_LOOKS; look++) {
+        if (pool__injected_work(p) || pool__pinned_waiting(w, POOL__RELAXED) ||
             POOL__LOAD(&p->terminating, POOL__RELAXED) || pool__above_count(w, POOL__RELAXED))
             return;
+        if (look % POOL__SPIN_WATCH_DEQUES == 0) {
+            if (pool__work_visible(p)) return;
+            pool__want_promotions(w);
+        }
         POOL__CPU_RELAX();
     }
     pool__yield();
