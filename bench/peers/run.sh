@@ -135,6 +135,9 @@ pkgver() {
     v=$(dpkg-query -W -f='${Version}' "$1" 2>/dev/null)
     echo "${v:-not installed}"
 }
+# Before the block below: its redirection empties the committed latest-meta.txt first, which
+# would always count as an uncommitted change.
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo none)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "cpu: $(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)"
@@ -145,7 +148,7 @@ pkgver() {
     echo "sizes: ${SIZES:-default}"
     # shellcheck disable=SC1091
     echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), kernel $(uname -r)"
-    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
+    echo "commit: $commit"
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "runtimes: $RUNTIMES"
     echo "flags: C and C++ $FLAGS; Rust: cargo build --release (opt-level 3)"
