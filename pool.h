@@ -6142,7 +6142,11 @@ static void pool__stream_pause(pool__worker *w) {
    write them at every push and pop, and each look by a watcher makes the
    next write fetch the line back. A worker asked for promotions may have
    had nothing to promote when it looked, so it is asked again while the
-   watch goes on (a lazy half is visible only once promoted). Nothing here
+   watch goes on (a lazy half is visible only once promoted). While a
+   thread works in an external slot the watch ends at once: that caller is
+   a thread beyond num_threads, and on a machine with no CPU to spare a
+   watcher that keeps its CPU slows the caller more than its own yields do.
+   Nothing here
    is a wake-up protocol: w is a counted searcher and searches again after
    the watch, so the watch can only delay finding work, and by a bounded
    number of looks. */
@@ -6153,6 +6157,7 @@ static void pool__spin_watch(pool__worker *w) {
         if (pool__injected_work(p) || pool__pinned_waiting(w, POOL__RELAXED) ||
             POOL__LOAD(&p->terminating, POOL__RELAXED) || pool__above_count(w, POOL__RELAXED))
             return;
+        if (pool__slots_in_use(p)) break;
         if (look % POOL__SPIN_WATCH_DEQUES == 0) {
             if (pool__work_visible(p)) return;
             pool__want_promotions(w);
