@@ -422,8 +422,9 @@ struct pool_config {
     int max_spare_threads;
     /* The idle policy, 0 to 1000000: microseconds a worker that ran out of
        work keeps searching (between searches it watches the queues for a
-       few microseconds, then yields the CPU) before the usual short search
-       and sleep, so that work arriving within the gap
+       few microseconds, then yields the CPU; it only yields while a thread
+       outside the pool works in one of its external slots) before the
+       usual short search and sleep, so that work arriving within the gap
        starts without a kernel wake-up. It costs that much CPU per idle
        spell (from the end of one task to the start of the next: a worker
        woken for work that another took first does not spin again), which
@@ -4292,9 +4293,10 @@ enum { POOL__CORE_UNSET = 0, POOL__CORE_SLEEPY = 1, POOL__CORE_SLEEPING = 2, POO
 #define POOL__ROUNDS_UNTIL_SLEEPY 32
 
 /* The spin budget (pool_config.spin_us) comes first in an idle spell:
-   searches for that long, each followed by a watch of the queues (see
-   pool__spin_watch in the worker loop section), while the rounds stay at
-   0. The worker stays counted as a searcher, not a sleeper, so posters
+   searches for that long, each followed by a watch of the queues while
+   no outside thread works in an external slot, by a yield while one does
+   (see pool__spin_watch in the worker loop section), while the rounds
+   stay at 0. The worker stays counted as a searcher, not a sleeper, so posters
    neither wake it nor need to: its next search finds their work. */
 #define POOL__MAX_SPIN_US 1000000
 
@@ -6143,13 +6145,14 @@ static void pool__stream_pause(pool__worker *w) {
    next write fetch the line back. A worker asked for promotions may have
    had nothing to promote when it looked, so it is asked again while the
    watch goes on (a lazy half is visible only once promoted). While a
-   thread works in an external slot the watch ends at once: that caller is
-   a thread beyond num_threads, and on a machine with no CPU to spare a
-   watcher that keeps its CPU slows the caller more than its own yields do.
-   Nothing here
-   is a wake-up protocol: w is a counted searcher and searches again after
-   the watch, so the watch can only delay finding work, and by a bounded
-   number of looks. */
+   thread works in an external slot the watch ends at once, and w searches
+   and yields each round: that caller is a thread beyond num_threads, and
+   where the machine has no CPU to spare, a watcher that keeps its CPU
+   slows the caller more than searching and yielding does. (The pool
+   cannot tell whether a CPU is spare, so this holds on every machine.)
+   Nothing here is a wake-up protocol: w is a counted searcher and
+   searches again after the watch, so the watch can only delay finding
+   work, and by a bounded number of looks. */
 static void pool__spin_watch(pool__worker *w) {
     pool *p = w->join.home;
     int look;
