@@ -1762,17 +1762,59 @@ template <class F> struct half {
     }
 };
 
+/* The second half of an inline join, as a pool_fn for the thread that
+   takes it if it is promoted. Its error is made only by that run: a half
+   called inline stores nothing here. */
+template <class F> struct lazy_half {
+    F *fn;
+    alignas(half_error) unsigned char error[sizeof(half_error)];
+    explicit lazy_half(F *f) : fn(f) {}
+    static void run(void *arg) {
+        lazy_half *h = static_cast<lazy_half *>(arg);
+        guarded_by_one(::new (static_cast<void *>(h->error)) half_error(), *h->fn);
+    }
+    /* After run: the exception it kept (or none), its error unmade. */
+    half_error take_error() {
+        half_error *made = reinterpret_cast<half_error *>(error);
+        half_error e(*made);
+        made->~half_error();
+        return e;
+    }
+};
+
+/* a threw (the exception in flight is a's): ends the join, b run too, and
+   an exception of b's dropped, since a's is the one to rethrow. */
+template <class B>
+inline void join_inline_unwind(pool__join_view *v, pool__lazy_join *f, lazy_half<B> &hb) {
+    half_error dropped = half_error();
+    if (pool__join_end(v, f)) guarded_by_one(&dropped, *hb.fn);
+    else hb.take_error();
+}
+
 /* join on a worker of its pool: b recorded in a frame on this stack, a
-   and b called directly (see "The inline join"). */
+   and b called directly (see "The inline join"). No exception is caught
+   on the way: a's is seen only when it is thrown, and b, called last,
+   throws straight to the caller. */
 template <class A, class B> inline void join_inline(pool__join_view *v, A &a, B &b) {
-    half<B> hb(&b);
-    half_error a_error = half_error();
+    lazy_half<B> hb(&b);
     pool__lazy_join f;
-    pool__join_begin(v, &f, &half<B>::run, &hb, 0);
-    guarded_by_one(&a_error, a);
-    if (pool__join_end(v, &f)) guarded_by_one(&hb.error, b);
-    rethrow_if(&a_error);
-    rethrow_if(&hb.error);
+    pool__join_begin(v, &f, &lazy_half<B>::run, &hb, 0);
+#if POOL__CPP_EXCEPTIONS
+    try {
+        a();
+    } catch (...) {
+        join_inline_unwind(v, &f, hb);
+        throw;
+    }
+#else
+    a();
+#endif
+    if (pool__join_end(v, &f)) {
+        b();
+    } else {
+        half_error e = hb.take_error();
+        rethrow_if(&e);
+    }
 }
 
 /* join from any other thread: pool_join's way. */
