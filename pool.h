@@ -3212,6 +3212,21 @@ static int pool__pin_current_thread(int cpu) {
     mask[(size_t)cpu / bits] = 1ul << ((size_t)cpu % bits);
     return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) == 0 ? 0 : errno;
 }
+
+/* The CPU the calling thread runs on at this instant, or -1 if unknown. */
+static int pool__current_cpu(void) {
+    unsigned cpu = 0;
+    return syscall(SYS_getcpu, &cpu, NULL, NULL) == 0 && cpu < 1024 ? (int)cpu : -1;
+}
+
+/* Moves the calling thread onto `cpu` now, then gives it back the CPUs of
+   `own`, its affinity: the kernel moves a thread whose affinity excludes
+   its CPU at once, and has no reason to move it back. 0, or an errno. */
+static int pool__move_current_thread(int cpu, const pool__cpu_set *own) {
+    int err = pool__pin_current_thread(cpu);
+    pool__cpu_set_apply(own);
+    return err;
+}
 #elif defined(_WIN32)
 static int pool__cgroup_cpu_limit(void) { return 0; }
 
@@ -3677,6 +3692,10 @@ typedef struct pool__worker {
     POOL__ALIGNED pool__injector pinned;
     /* Written by the worker, read by waiters of other threads. */
     POOL__ALIGNED pool__frame frames[POOL__FRAMES];
+    /* ... read by workers as they wake (see pool__spread): the CPU it ran
+       on when it last woke, started or took this slot; -1 while it sleeps
+       or nobody holds the slot. */
+    int cpu_awake;
     /* Owner-private from here on; the stats are read by pool_stats_get. */
     POOL__ALIGNED uint64_t rng;
     uint64_t runs;          /* runs begun, the last one's id */
@@ -3922,6 +3941,7 @@ static pool__worker *pool__worker_new(pool *p, uint32_t index) {
     pool__join_view_init(w, p);
     w->index = (int)index;
     w->cpu = -1;
+    w->cpu_awake = -1;
     w->rng = 0x9E3779B97F4A7C15ull * (index + 1);
     if (pool__deque_init(&w->deque, 256, p->user) != 0) {
         pool__free_aligned(w, p->user);
@@ -4532,6 +4552,84 @@ static void pool__core_latch_reset(pool__worker *w) {
     POOL__XCHG(&w->core_latch, POOL__CORE_UNSET, POOL__ACQUIRE);
 }
 
+/* Spreading woken workers. A kernel may run a woken thread on the CPU of
+   the thread that woke it while another CPU idles, and leave it there for
+   milliseconds: Linux does so when its recent load is high, which a
+   burst of work leaves behind for tens of milliseconds (it then no longer
+   looks for an idle CPU, and does not move a thread that ran a moment
+   ago). A worker woken by a busy worker, or by a caller working in an
+   external slot, then shares that thread's CPU, and the two run at half
+   speed each, as if the pool had one thread fewer, while a CPU they may
+   use has nothing to run. So each awake thread of the pool records its
+   CPU in cpu_awake (a worker as it starts and wakes, a caller as it takes
+   a slot; -1 as it sleeps, or gives the slot back), and a worker that
+   wakes on the CPU of another moves itself to one of its allowed CPUs
+   that none of them is on, if there is one. The CPUs are hints (relaxed):
+   one read stale, or two workers woken at once that pick the same CPU,
+   costs speed for a while, never correctness, and the kernel stays free
+   to move any thread later. Not in a pool whose workers are pinned
+   (config.cpus); a worker pinned by the user's thread hook has one CPU in
+   its affinity and stays. Linux only: elsewhere the kernel places
+   threads on its own. */
+#if defined(__linux__)
+static void pool__note_cpu(pool__worker *w, int cpu) {
+    POOL__STORE(&w->cpu_awake, cpu, POOL__RELAXED); /* a hint, see above */
+}
+
+/* Whether `cpu` is set in bits. */
+static int pool__cpu_bit(const unsigned long *bits, int cpu) {
+    size_t per = 8 * sizeof(unsigned long);
+    return (bits[(size_t)cpu / per] >> ((size_t)cpu % per)) & 1;
+}
+
+/* The CPUs that the awake threads of p other than w run on, set in taken. */
+static void pool__cpus_awake(pool *p, const pool__worker *w, unsigned long *taken) {
+    /* Acquire: pairs with pool__spawn's release; the workers below are set. */
+    uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), slots = pool__slots_in_use(p), i;
+    size_t per = 8 * sizeof(unsigned long);
+    for (i = 0; i < n + p->num_slots; i++) {
+        pool__worker *v;
+        int cpu;
+        if (i >= n && !(slots >> (i - n) & 1)) continue;
+        v = i < n ? p->workers[i] : pool__slot(p, i - n);
+        cpu = v == w ? -1 : POOL__LOAD(&v->cpu_awake, POOL__RELAXED);
+        if (cpu >= 0) taken[(size_t)cpu / per] |= 1ul << ((size_t)cpu % per);
+    }
+}
+
+/* The lowest CPU of `set` other than `cpu` that no thread in `taken` is
+   on, or -1. */
+static int pool__cpu_free(const pool__cpu_set *set, const unsigned long *taken, int cpu) {
+    int to;
+    for (to = 0; set->has_bits && to < 1024; to++)
+        if (to != cpu && pool__cpu_bit(set->bits, to) && !pool__cpu_bit(taken, to)) return to;
+    return -1;
+}
+
+/* w woke (or started): records its CPU, and moves if another awake thread
+   of its pool is on it (see above). The pool's CPUs are looked at before
+   the thread's own affinity is asked for: where every CPU has a thread,
+   with more workers than CPUs, a wake-up costs no system call more. */
+static void pool__spread(pool__worker *w) {
+    pool *p = w->join.home;
+    unsigned long taken[1024 / (8 * sizeof(unsigned long))];
+    pool__cpu_set own;
+    int cpu = pool__current_cpu(), to;
+    pool__note_cpu(w, cpu);
+    if (cpu < 0 || p->cpus) return;
+    memset(taken, 0, sizeof taken);
+    pool__cpus_awake(p, w, taken);
+    if (!pool__cpu_bit(taken, cpu) || pool__cpu_free(&p->allowed, taken, cpu) < 0) return;
+    pool__cpu_set_get(&own);
+    to = pool__cpu_free(&own, taken, cpu);
+    if (to >= 0 && pool__move_current_thread(to, &own) == 0) pool__note_cpu(w, to);
+}
+#else
+static void pool__note_cpu(pool__worker *w, int cpu) { (void)w, (void)cpu; }
+static void pool__spread(pool__worker *w) { (void)w; }
+#define pool__current_cpu() (-1)
+#endif
+
 /* The last step of progressive sleep. Returns when w should search again. */
 static void pool__sleep(pool__worker *w, pool__idle *idle) {
     pool *p = w->join.home;
@@ -4577,12 +4675,14 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
     POOL__COUNT(w->stats.sleeps, 1);
     if (idle->woken) POOL__COUNT(w->stats.wakeups_wasted, 1);
     POOL__TRACE(p, POOL__EV_SLEEP_BEGIN, 0);
+    pool__note_cpu(w, -1);
     while (POOL__LOAD(&w->core_latch, POOL__RELAXED) == POOL__CORE_SLEEPING)
         pool__wait(&w->core_latch, POOL__CORE_SLEEPING);
     /* The waker moved us SLEEPING -> SET and un-counted us; only w leaves SET. */
     POOL__INVARIANT(POOL__LOAD(&w->core_latch, POOL__RELAXED) == POOL__CORE_SET);
     POOL__TRACE(p, POOL__EV_SLEEP_END, 0);
     POOL__COUNT(w->stats.wakeups, 1);
+    pool__spread(w);
     pool__core_latch_reset(w);
     idle->rounds = 0;
     idle->woken = 1;
@@ -6119,6 +6219,7 @@ static void pool__retire(pool__worker *w, int *idle_now, pool__idle *idle) {
        ever sleeping otherwise shows a sleep in one and none in the other. */
     POOL__COUNT(w->stats.sleeps, 1);
     POOL__TRACE(p, POOL__EV_SLEEP_BEGIN, 0);
+    pool__note_cpu(w, -1);
     for (;;) {
         uint32_t gen = POOL__LOAD(&p->retire_gen, POOL__ACQUIRE); /* pairs with the bump */
         if (!pool__above_count(w, POOL__SEQ_CST)) break;          /* the retirer's read */
@@ -6130,6 +6231,7 @@ static void pool__retire(pool__worker *w, int *idle_now, pool__idle *idle) {
         pool__wait(&p->retire_gen, gen);
     }
     POOL__TRACE(p, POOL__EV_SLEEP_END, 0);
+    pool__spread(w);
     POOL__FETCH_SUB(&p->retired, 1, POOL__RELAXED); /* a count for stats and parkers' hint */
     /* A searcher again, as a new worker is (see pool__worker_loop). */
     POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELEASE);
@@ -6304,6 +6406,7 @@ static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
     pool__mutex_unlock(&p->spawn_lock);
     pool__set_current(w);
     if (p->on_thread_start) p->on_thread_start(p->user, w->index);
+    pool__spread(w); /* after the hook, which may pin it */
     pool__worker_loop(w);
     if (p->on_thread_exit) p->on_thread_exit(p->user, w->index);
     pool__set_current(NULL);
@@ -6819,8 +6922,10 @@ static void pool__slots_close(pool *p) {
    of p: a run of the slot's, as a worker runs a task it took. */
 static void pool__run_in_slot(pool *p, pool__worker *w, pool__call_job *job) {
     pool__set_current(w);
+    pool__note_cpu(w, pool__current_cpu()); /* see "Spreading woken workers" */
     POOL__COUNT(w->stats.slot_calls, 1);
     pool__execute(w, &job->task, 1);
+    pool__note_cpu(w, -1);
     pool__set_current(NULL);
     pool__slot_give_back(p, w);
 }

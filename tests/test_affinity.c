@@ -8,7 +8,13 @@
  *    in the stats) and the pool works;
  *  - a negative count, a NULL list with a count, a CPU number below 0 or
  *    above 1023: EINVAL;
- *  - the calling thread's own mask is left alone.
+ *  - the calling thread's own mask is left alone;
+ *  - spreading woken workers (pool__spread, white-box: this thread stands
+ *    in for a waking worker of a pool whose workers sleep): on a CPU that
+ *    another worker claims, it moves to a free one of its affinity, which
+ *    it then has again whole, and claims it; it stays where nobody else
+ *    is, where every CPU of its affinity is claimed, where its affinity is
+ *    one CPU, and in a pool pinned by config.cpus.
  */
 #if !defined(__linux__)
 #include <stdio.h>
@@ -117,6 +123,113 @@ static void create_inside(void *arg) {
         pool_destroy(inner);
     }
     if (pool_submit_blocking_job(NULL, &ip->job) == 0) pool_wait_blocking_job(&ip->job);
+}
+
+/* Sets this thread's affinity to CPUs a and b (b < 0: a alone); returns
+   once it runs on a. */
+static void run_on(int a, int b) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(a, &set);
+    CHECK(sched_setaffinity(0, sizeof set, &set) == 0);
+    CHECK_EQ_I64(sched_getcpu(), a);
+    if (b >= 0) CPU_SET(b, &set);
+    CHECK(sched_setaffinity(0, sizeof set, &set) == 0);
+}
+
+/* Whether this thread's affinity is exactly CPUs a and b (b < 0: a alone). */
+static int mask_is(int a, int b) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    return CPU_ISSET(a, &set) && (b < 0 || CPU_ISSET(b, &set)) &&
+           CPU_COUNT(&set) == (b < 0 ? 1 : 2);
+}
+
+/* How many of the first n workers of p say they are awake. */
+static int awake_workers(pool *p, int n) {
+    int i, awake = 0;
+    for (i = 0; i < n; i++) awake += POOL__LOAD(&p->workers[i]->cpu_awake, POOL__RELAXED) >= 0;
+    return awake;
+}
+
+/* A pool of `threads` workers, each started and then asleep. */
+static pool *sleeping_pool(int threads, int *cpus, int num_cpus) {
+    pool_config cfg;
+    pool_stats st;
+    pool *p;
+    double until = test_now() + 20;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = threads;
+    cfg.cpus = cpus;
+    cfg.num_cpus = num_cpus;
+    CHECK_EQ_I64(pool_create(&p, &cfg), 0);
+    do {
+        run_probes(p); /* threads start as work comes */
+        pool_stats_get(p, &st);
+    } while ((int)st.threads_started < threads && test_now() < until);
+    CHECK_EQ_I64(st.threads_started, threads);
+    /* A worker says it sleeps as it goes to sleep (cpu_awake -1). */
+    while (awake_workers(p, threads) && test_now() < until) test_sleep_us(1000);
+    CHECK_EQ_I64(awake_workers(p, threads), 0);
+    return p;
+}
+
+/* Claims: worker i of p said it is awake on cpu (-1: asleep). */
+static void claim(pool *p, int i, int cpu) {
+    POOL__STORE(&p->workers[i]->cpu_awake, cpu, POOL__RELAXED);
+}
+
+static void test_spread(const cpu_set_t *allowed) {
+    int cpus[THREADS], c0, c1;
+    pool *p;
+    pool__worker *me;
+    if (list_allowed(allowed, cpus) < 2) {
+        printf("spread: skipped: needs 2 CPUs\n");
+        return;
+    }
+    c0 = cpus[0], c1 = cpus[1];
+    p = sleeping_pool(3, NULL, 0);
+    me = p->workers[1]; /* this thread wakes as worker 1 */
+    claim(p, 0, c0);
+    claim(p, 2, -1);
+    /* On worker 0's CPU: moves to the free one, its affinity whole again. */
+    run_on(c0, c1);
+    pool__spread(me);
+    CHECK_EQ_I64(sched_getcpu(), c1);
+    CHECK(mask_is(c0, c1));
+    CHECK_EQ_I64(POOL__LOAD(&me->cpu_awake, POOL__RELAXED), c1);
+    /* Nobody else on its CPU: stays. */
+    pool__spread(me);
+    CHECK_EQ_I64(sched_getcpu(), c1);
+    CHECK_EQ_I64(POOL__LOAD(&me->cpu_awake, POOL__RELAXED), c1);
+    /* Every CPU of its affinity claimed: stays, no narrower. */
+    claim(p, 0, c1);
+    claim(p, 2, c0);
+    pool__spread(me);
+    CHECK_EQ_I64(sched_getcpu(), c1);
+    CHECK(mask_is(c0, c1));
+    /* An affinity of one CPU (a pin of the user's): stays. */
+    claim(p, 2, -1);
+    run_on(c1, -1);
+    pool__spread(me);
+    CHECK_EQ_I64(sched_getcpu(), c1);
+    CHECK(mask_is(c1, -1));
+    claim(p, 0, -1);
+    claim(p, 1, -1);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    /* A pool pinned by config.cpus: stays. */
+    p = sleeping_pool(2, cpus, 2);
+    me = p->workers[1];
+    claim(p, 0, c0);
+    run_on(c0, c1);
+    pool__spread(me);
+    CHECK_EQ_I64(sched_getcpu(), c0);
+    CHECK(mask_is(c0, c1));
+    claim(p, 0, -1);
+    claim(p, 1, -1);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+    CHECK(sched_setaffinity(0, sizeof *allowed, allowed) == 0);
+    printf("spread: a woken worker on CPU %d moved to CPU %d\n", c0, c1);
 }
 
 int main(void) {
@@ -240,6 +353,7 @@ int main(void) {
         }
         CHECK_EQ_I64(pool_destroy(p), 0);
     }
+    test_spread(&allowed);
     return test_finish("test_affinity");
 }
 #endif
