@@ -2822,9 +2822,11 @@ static void pool__chaos(void) {
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #ifndef __cplusplus
-/* <unistd.h> hides syscall() in strict ISO C modes; this declaration is
-   the one glibc and musl use. (C++ compilers define _GNU_SOURCE.) */
+/* <unistd.h> hides syscall() in strict ISO C modes, and <sched.h>
+   declares sched_getcpu() only with _GNU_SOURCE; these declarations are
+   the ones glibc and musl use. (C++ compilers define _GNU_SOURCE.) */
 long syscall(long number, ...);
+int sched_getcpu(void);
 #endif
 #endif
 
@@ -3213,10 +3215,11 @@ static int pool__pin_current_thread(int cpu) {
     return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) == 0 ? 0 : errno;
 }
 
-/* The CPU the calling thread runs on at this instant, or -1 if unknown. */
+/* The CPU the calling thread runs on at this instant, or -1 if unknown.
+   No system call: the C library reads it from memory the kernel keeps. */
 static int pool__current_cpu(void) {
-    unsigned cpu = 0;
-    return syscall(SYS_getcpu, &cpu, NULL, NULL) == 0 && cpu < 1024 ? (int)cpu : -1;
+    int cpu = sched_getcpu();
+    return cpu >= 0 && cpu < 1024 ? cpu : -1;
 }
 
 /* Moves the calling thread onto `cpu` now, then gives it back the CPUs of

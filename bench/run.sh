@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.." || exit 1
 
 CC=${CC:-cc}
 OUT=${BUILD:-build/bench}   # `make bench` passes BUILD=build/bench
-BENCHES="fib call_tree wake idle nqueens utree quicksort qsort sum submit trickle blocking wait_busy cancel priority resize completion pinned stack"
+BENCHES="fib spread call_tree wake idle nqueens utree quicksort qsort sum submit trickle blocking wait_busy cancel priority resize completion pinned stack"
 mkdir -p "$OUT" || exit 1
 case $OUT in /*) ;; *) OUT=./$OUT ;; esac   # so that "$OUT/fib" runs the file, not a PATH search
 
