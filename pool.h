@@ -3135,13 +3135,15 @@ static void pool__cpu_set_get(pool__cpu_set *set) {
     if (set->count < 1) set->count = 1;
 }
 
-/* Gives the calling thread the CPUs of `set` (see pool__cpu_set). */
-static void pool__cpu_set_apply(const pool__cpu_set *set) {
+/* Gives the calling thread the CPUs of `set` (see pool__cpu_set): 0, or
+   -1 if the system refused them. */
+static int pool__cpu_set_apply(const pool__cpu_set *set) {
 #if defined(__linux__)
-    if (set->has_bits) syscall(SYS_sched_setaffinity, 0, sizeof set->bits, set->bits);
+    if (set->has_bits) return (int)syscall(SYS_sched_setaffinity, 0, sizeof set->bits, set->bits);
 #else
     (void)set;
 #endif
+    return 0;
 }
 
 /* The CPU limit of the cgroup v2 this process is in: the smallest
@@ -3220,15 +3222,6 @@ static int pool__pin_current_thread(int cpu) {
 static int pool__current_cpu(void) {
     int cpu = sched_getcpu();
     return cpu >= 0 && cpu < 1024 ? cpu : -1;
-}
-
-/* Moves the calling thread onto `cpu` now, then gives it back the CPUs of
-   `own`, its affinity: the kernel moves a thread whose affinity excludes
-   its CPU at once, and has no reason to move it back. 0, or an errno. */
-static int pool__move_current_thread(int cpu, const pool__cpu_set *own) {
-    int err = pool__pin_current_thread(cpu);
-    pool__cpu_set_apply(own);
-    return err;
 }
 #elif defined(_WIN32)
 static int pool__cgroup_cpu_limit(void) { return 0; }
@@ -3696,8 +3689,8 @@ typedef struct pool__worker {
     /* Written by the worker, read by waiters of other threads. */
     POOL__ALIGNED pool__frame frames[POOL__FRAMES];
     /* ... read by workers as they wake (see pool__spread): the CPU it ran
-       on when it last woke, started or took this slot; -1 while it sleeps
-       or nobody holds the slot. */
+       on when it last started, woke or took this slot; -1 while it sleeps,
+       parks or retires, or nobody holds the slot. */
     int cpu_awake;
     /* Owner-private from here on; the stats are read by pool_stats_get. */
     POOL__ALIGNED uint64_t rng;
@@ -4563,74 +4556,114 @@ static void pool__core_latch_reset(pool__worker *w) {
    ago). A worker woken by a busy worker, or by a caller working in an
    external slot, then shares that thread's CPU, and the two run at half
    speed each, as if the pool had one thread fewer, while a CPU they may
-   use has nothing to run. So each awake thread of the pool records its
-   CPU in cpu_awake (a worker as it starts and wakes, a caller as it takes
-   a slot; -1 as it sleeps, or gives the slot back), and a worker that
-   wakes on the CPU of another moves itself to one of its allowed CPUs
-   that none of them is on, if there is one. The CPUs are hints (relaxed):
-   one read stale, or two workers woken at once that pick the same CPU,
-   costs speed for a while, never correctness, and the kernel stays free
-   to move any thread later. Not in a pool whose workers are pinned
-   (config.cpus); a worker pinned by the user's thread hook has one CPU in
-   its affinity and stays. Linux only: elsewhere the kernel places
-   threads on its own. */
+   use has nothing to run. So each thread of the pool notes in cpu_awake
+   the CPU it ran on when it last woke: a worker as it starts, wakes from
+   its sleep or from a park, a caller as it takes a slot or wakes from a
+   park in it; -1 as it sleeps, parks, retires or gives the slot back (a
+   thread parked in a wait frees its CPU for the worker that stands in
+   for it). A worker that wakes on a CPU that another one noted moves
+   itself to one of its allowed CPUs that none noted, if there is one:
+   its affinity narrowed to that CPU, which the kernel obeys at once, then
+   restored. Workers woken at once onto one CPU pick different free CPUs
+   where there are enough (by their index), and note the one they pick
+   before they move.
+   The notes are hints (relaxed), and stale once the kernel moves a
+   thread on its own: a wrong one costs speed for a while, never
+   correctness, and the kernel stays free to move any thread later. The
+   affinity is read just before the move and written back after it: a
+   change that another thread makes to it in between is lost.
+   Nothing moves in a pool whose workers are pinned (config.cpus), nor a
+   worker whose affinity is one CPU (pinned by the user's thread hook),
+   nor one that wakes to end the pool, nor a caller (its thread is the
+   user's). Linux only: elsewhere the kernel places threads on its own. */
 #if defined(__linux__)
+
+/* Where the caller runs (tests replace it with a CPU of their choice). */
+#ifndef POOL__CURRENT_CPU
+#define POOL__CURRENT_CPU() pool__current_cpu()
+#endif
+
+#define POOL__CPU_WORDS (1024 / (8 * sizeof(unsigned long)))
+#define POOL__CPU_WORD_BITS (8 * sizeof(unsigned long))
+
 static void pool__note_cpu(pool__worker *w, int cpu) {
     POOL__STORE(&w->cpu_awake, cpu, POOL__RELAXED); /* a hint, see above */
 }
 
-/* Whether `cpu` is set in bits. */
-static int pool__cpu_bit(const unsigned long *bits, int cpu) {
-    size_t per = 8 * sizeof(unsigned long);
-    return (bits[(size_t)cpu / per] >> ((size_t)cpu % per)) & 1;
-}
-
-/* The CPUs that the awake threads of p other than w run on, set in taken. */
+/* The CPUs that the awake threads of p other than w noted, set in taken. */
 static void pool__cpus_awake(pool *p, const pool__worker *w, unsigned long *taken) {
     /* Acquire: pairs with pool__spawn's release; the workers below are set. */
     uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), slots = pool__slots_in_use(p), i;
-    size_t per = 8 * sizeof(unsigned long);
     for (i = 0; i < n + p->num_slots; i++) {
         pool__worker *v;
         int cpu;
         if (i >= n && !(slots >> (i - n) & 1)) continue;
         v = i < n ? p->workers[i] : pool__slot(p, i - n);
         cpu = v == w ? -1 : POOL__LOAD(&v->cpu_awake, POOL__RELAXED);
-        if (cpu >= 0) taken[(size_t)cpu / per] |= 1ul << ((size_t)cpu % per);
+        if (cpu >= 0)
+            taken[(size_t)cpu / POOL__CPU_WORD_BITS] |= 1ul << (cpu % POOL__CPU_WORD_BITS);
     }
 }
 
-/* The lowest CPU of `set` other than `cpu` that no thread in `taken` is
-   on, or -1. */
-static int pool__cpu_free(const pool__cpu_set *set, const unsigned long *taken, int cpu) {
-    int to;
-    for (to = 0; set->has_bits && to < 1024; to++)
-        if (to != cpu && pool__cpu_bit(set->bits, to) && !pool__cpu_bit(taken, to)) return to;
+/* The CPUs of `set` that no thread in `taken` noted, in free; returns how
+   many. */
+static int pool__cpus_free(const pool__cpu_set *set, const unsigned long *taken,
+                           unsigned long *free) {
+    size_t k;
+    int count = 0;
+    for (k = 0; k < POOL__CPU_WORDS; k++) {
+        free[k] = set->has_bits ? set->bits[k] & ~taken[k] : 0;
+        count += __builtin_popcountl(free[k]);
+    }
+    return count;
+}
+
+/* The i-th CPU set in free (i < their number). */
+static int pool__cpu_nth(const unsigned long *free, int i) {
+    size_t k;
+    for (k = 0; k < POOL__CPU_WORDS; k++) {
+        unsigned long word = free[k];
+        int here = __builtin_popcountl(word);
+        if (i >= here) {
+            i -= here;
+            continue;
+        }
+        while (i-- > 0) word &= word - 1; /* drop the lowest bits before it */
+        return (int)(k * POOL__CPU_WORD_BITS) + __builtin_ctzl(word);
+    }
     return -1;
 }
 
-/* w woke (or started): records its CPU, and moves if another awake thread
-   of its pool is on it (see above). The pool's CPUs are looked at before
-   the thread's own affinity is asked for: where every CPU has a thread,
-   with more workers than CPUs, a wake-up costs no system call more. */
+/* w woke (or started): notes its CPU, and moves if another thread of its
+   pool noted it (see above). The pool's CPUs are looked at before the
+   thread's own affinity is asked for: where every CPU has a thread, with
+   more workers than CPUs, a wake-up costs no system call more. */
 static void pool__spread(pool__worker *w) {
     pool *p = w->join.home;
-    unsigned long taken[1024 / (8 * sizeof(unsigned long))];
+    unsigned long taken[POOL__CPU_WORDS], free[POOL__CPU_WORDS];
     pool__cpu_set own;
-    int cpu = pool__current_cpu(), to;
+    int cpu = POOL__CURRENT_CPU(), count;
     pool__note_cpu(w, cpu);
-    if (cpu < 0 || p->cpus) return;
+    /* Relaxed terminating: a hint; a move at the end only costs time. */
+    if (cpu < 0 || p->cpus || POOL__LOAD(&p->terminating, POOL__RELAXED)) return;
     memset(taken, 0, sizeof taken);
     pool__cpus_awake(p, w, taken);
-    if (!pool__cpu_bit(taken, cpu) || pool__cpu_free(&p->allowed, taken, cpu) < 0) return;
+    if (!(taken[(size_t)cpu / POOL__CPU_WORD_BITS] >> (cpu % POOL__CPU_WORD_BITS) & 1) ||
+        pool__cpus_free(&p->allowed, taken, free) == 0)
+        return;
     pool__cpu_set_get(&own);
-    to = pool__cpu_free(&own, taken, cpu);
-    if (to >= 0 && pool__move_current_thread(to, &own) == 0) pool__note_cpu(w, to);
+    if ((count = pool__cpus_free(&own, taken, free)) == 0) return;
+    cpu = pool__cpu_nth(free, w->index % count);
+    pool__note_cpu(w, cpu); /* before the move: a worker woken with w sees it taken */
+    if (pool__pin_current_thread(cpu) != 0) pool__note_cpu(w, POOL__CURRENT_CPU());
+    /* Restored; if the kernel refuses the mask now (its CPUs changed), the
+       pool's, so that the worker is not left on one CPU for good. */
+    if (pool__cpu_set_apply(&own) != 0) pool__cpu_set_apply(&p->allowed);
 }
 #else
 static void pool__note_cpu(pool__worker *w, int cpu) { (void)w, (void)cpu; }
 static void pool__spread(pool__worker *w) { (void)w; }
-#define pool__current_cpu() (-1)
+#define POOL__CURRENT_CPU() (-1)
 #endif
 
 /* The last step of progressive sleep. Returns when w should search again. */
@@ -6661,6 +6694,7 @@ static void pool__park_begin(pool__worker *w) {
     pool *p = w->join.home;
     int64_t left = pool__deque_len(&w->deque);
     int slot = pool__is_slot(w);
+    pool__note_cpu(w, -1); /* before the stand-in is woken (see the sleep section) */
     if (w->held_count) pool__held_flush(w); /* see pool__hold_done */
     /* seq_cst: the parker's half of the pair in pool__threads_wanted; the
        injector load in pool__work_visible is the other. A slot's holder is
@@ -6677,7 +6711,11 @@ static void pool__park_begin(pool__worker *w) {
 
 static void pool__park_end(pool__worker *w) {
     uint32_t before;
-    if (pool__is_slot(w)) return;
+    if (pool__is_slot(w)) {
+        pool__note_cpu(w, POOL__CURRENT_CPU()); /* its thread is the user's: it stays */
+        return;
+    }
+    pool__spread(w);
     /* seq_cst: the heartbeat's pair (see the lazy joins section); for the
        spares, a stale count afterwards only starts a thread too many. */
     before = POOL__FETCH_SUB(&w->join.home->threads.parked, 1, POOL__SEQ_CST);
@@ -6879,8 +6917,10 @@ static pool__worker *pool__slot_take(pool *p) {
         if (k == p->num_slots) return NULL;
         /* Acquire: pairs with the previous holder's release. */
         if (POOL__CAS(&p->slots_taken, &taken, taken | (uint32_t)1 << k, POOL__ACQUIRE,
-                      POOL__RELAXED))
+                      POOL__RELAXED)) {
+            pool__note_cpu(pool__slot(p, k), POOL__CURRENT_CPU()); /* see the sleep section */
             return pool__slot(p, k);
+        }
     }
 }
 
@@ -6899,6 +6939,7 @@ static void pool__slot_give_back(pool *p, pool__worker *w) {
         n++;
     }
     if (first) pool__hand_off(p, first, last, n);
+    pool__note_cpu(w, -1);
     before = POOL__FETCH_AND(&p->slots_taken, ~bit, POOL__RELEASE);
     POOL__INVARIANT(before & bit); /* w held the slot */
     if ((before & POOL__SLOTS_WAITER) && !(before & POOL__SLOTS_MASK & ~bit))
@@ -6925,10 +6966,8 @@ static void pool__slots_close(pool *p) {
    of p: a run of the slot's, as a worker runs a task it took. */
 static void pool__run_in_slot(pool *p, pool__worker *w, pool__call_job *job) {
     pool__set_current(w);
-    pool__note_cpu(w, pool__current_cpu()); /* see "Spreading woken workers" */
     POOL__COUNT(w->stats.slot_calls, 1);
     pool__execute(w, &job->task, 1);
-    pool__note_cpu(w, -1);
     pool__set_current(NULL);
     pool__slot_give_back(p, w);
 }

@@ -10,11 +10,13 @@
  *    above 1023: EINVAL;
  *  - the calling thread's own mask is left alone;
  *  - spreading woken workers (pool__spread, white-box: this thread stands
- *    in for a waking worker of a pool whose workers sleep): on a CPU that
- *    another worker claims, it moves to a free one of its affinity, which
- *    it then has again whole, and claims it; it stays where nobody else
- *    is, where every CPU of its affinity is claimed, where its affinity is
- *    one CPU, and in a pool pinned by config.cpus.
+ *    in for a waking worker of a pool whose workers sleep, and the pool is
+ *    told which CPU it runs on): on a CPU that another worker noted, it
+ *    moves to a free one of its affinity, which it then has again whole,
+ *    and notes it; it stays where nobody else is, where every CPU of its
+ *    affinity is noted, where its affinity is one CPU, and in a pool
+ *    pinned by config.cpus; a caller notes its CPU as it takes an external
+ *    slot and -1 as it gives it back.
  */
 #if !defined(__linux__)
 #include <stdio.h>
@@ -25,6 +27,16 @@ int main(void) {
 #else
 #define _GNU_SOURCE /* sched_getcpu, sched_getaffinity */
 #include <sched.h>
+#include <stdatomic.h>
+/* Where pool__spread is told this thread runs; -1: where it does. Atomic:
+   a worker that wakes reads it too. */
+static atomic_int spread_cpu = -1;
+#define POOL__CURRENT_CPU() test_current_cpu()
+static int pool__current_cpu(void);
+static int test_current_cpu(void) {
+    int cpu = atomic_load_explicit(&spread_cpu, memory_order_relaxed);
+    return cpu >= 0 ? cpu : pool__current_cpu();
+}
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
@@ -152,6 +164,15 @@ static int awake_workers(pool *p, int n) {
     return awake;
 }
 
+/* Whether each of the first n workers of p is asleep in the kernel, where
+   nothing but work or pool_destroy wakes it. */
+static int all_asleep(pool *p, int n) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (POOL__LOAD(&p->workers[i]->core_latch, POOL__RELAXED) != POOL__CORE_SLEEPING) return 0;
+    return 1;
+}
+
 /* A pool of `threads` workers, each started and then asleep. */
 static pool *sleeping_pool(int threads, int *cpus, int num_cpus) {
     pool_config cfg;
@@ -168,8 +189,13 @@ static pool *sleeping_pool(int threads, int *cpus, int num_cpus) {
         pool_stats_get(p, &st);
     } while ((int)st.threads_started < threads && test_now() < until);
     CHECK_EQ_I64(st.threads_started, threads);
-    /* A worker says it sleeps as it goes to sleep (cpu_awake -1). */
-    while (awake_workers(p, threads) && test_now() < until) test_sleep_us(1000);
+    /* Asleep twice 20 ms apart: a wake-up already on its way when the
+       workers were first seen asleep has arrived by then. */
+    do test_sleep_us(20000);
+    while (!(all_asleep(p, threads) && (test_sleep_us(20000), all_asleep(p, threads))) &&
+           test_now() < until);
+    CHECK(all_asleep(p, threads));
+    /* A worker notes -1 as it goes to sleep. */
     CHECK_EQ_I64(awake_workers(p, threads), 0);
     return p;
 }
@@ -179,10 +205,13 @@ static void claim(pool *p, int i, int cpu) {
     POOL__STORE(&p->workers[i]->cpu_awake, cpu, POOL__RELAXED);
 }
 
+/* What worker `me` noted. */
+static int noted(const pool__worker *me) { return POOL__LOAD(&me->cpu_awake, POOL__RELAXED); }
+
 static void test_spread(const cpu_set_t *allowed) {
-    int cpus[THREADS], c0, c1;
+    int cpus[THREADS], c0, c1, tries, landed = 0;
     pool *p;
-    pool__worker *me;
+    pool__worker *me, *slot;
     if (list_allowed(allowed, cpus) < 2) {
         printf("spread: skipped: needs 2 CPUs\n");
         return;
@@ -191,29 +220,45 @@ static void test_spread(const cpu_set_t *allowed) {
     p = sleeping_pool(3, NULL, 0);
     me = p->workers[1]; /* this thread wakes as worker 1 */
     claim(p, 0, c0);
-    claim(p, 2, -1);
-    /* On worker 0's CPU: moves to the free one, its affinity whole again. */
-    run_on(c0, c1);
-    pool__spread(me);
-    CHECK_EQ_I64(sched_getcpu(), c1);
-    CHECK(mask_is(c0, c1));
-    CHECK_EQ_I64(POOL__LOAD(&me->cpu_awake, POOL__RELAXED), c1);
+    /* On worker 0's CPU: moves to the free one, its affinity whole again.
+       Where it runs just after is the kernel's to change, so it must have
+       run there once in a few tries. */
+    for (tries = 0; tries < 5; tries++) {
+        run_on(c0, c1);
+        spread_cpu = c0;
+        pool__spread(me);
+        landed += sched_getcpu() == c1;
+        CHECK(mask_is(c0, c1));
+        CHECK_EQ_I64(noted(me), c1);
+    }
+    CHECK(landed > 0);
     /* Nobody else on its CPU: stays. */
+    spread_cpu = c1;
     pool__spread(me);
-    CHECK_EQ_I64(sched_getcpu(), c1);
-    CHECK_EQ_I64(POOL__LOAD(&me->cpu_awake, POOL__RELAXED), c1);
-    /* Every CPU of its affinity claimed: stays, no narrower. */
+    CHECK_EQ_I64(noted(me), c1);
+    CHECK(mask_is(c0, c1));
+    /* Every CPU of its affinity noted: stays, no narrower. */
     claim(p, 0, c1);
     claim(p, 2, c0);
     pool__spread(me);
-    CHECK_EQ_I64(sched_getcpu(), c1);
+    CHECK_EQ_I64(noted(me), c1);
     CHECK(mask_is(c0, c1));
     /* An affinity of one CPU (a pin of the user's): stays. */
     claim(p, 2, -1);
     run_on(c1, -1);
     pool__spread(me);
-    CHECK_EQ_I64(sched_getcpu(), c1);
+    CHECK_EQ_I64(noted(me), c1);
     CHECK(mask_is(c1, -1));
+    CHECK(sched_setaffinity(0, sizeof *allowed, allowed) == 0);
+    /* A caller in an external slot notes its CPU, and -1 as it leaves. */
+    spread_cpu = c0;
+    slot = pool__slot_take(p);
+    CHECK(slot != NULL);
+    if (slot) {
+        CHECK_EQ_I64(noted(slot), c0);
+        pool__slot_give_back(p, slot);
+        CHECK_EQ_I64(noted(slot), -1);
+    }
     claim(p, 0, -1);
     claim(p, 1, -1);
     CHECK_EQ_I64(pool_destroy(p), 0);
@@ -223,13 +268,15 @@ static void test_spread(const cpu_set_t *allowed) {
     claim(p, 0, c0);
     run_on(c0, c1);
     pool__spread(me);
-    CHECK_EQ_I64(sched_getcpu(), c0);
+    CHECK_EQ_I64(noted(me), c0);
     CHECK(mask_is(c0, c1));
     claim(p, 0, -1);
     claim(p, 1, -1);
     CHECK_EQ_I64(pool_destroy(p), 0);
+    spread_cpu = -1;
     CHECK(sched_setaffinity(0, sizeof *allowed, allowed) == 0);
-    printf("spread: a woken worker on CPU %d moved to CPU %d\n", c0, c1);
+    printf("spread: a worker told it woke on CPU %d moved to CPU %d (seen there %d of 5 times)\n",
+           c0, c1, landed);
 }
 
 int main(void) {
