@@ -4558,20 +4558,23 @@ static void pool__core_latch_reset(pool__worker *w) {
    speed each, as if the pool had one thread fewer, while a CPU they may
    use has nothing to run. So each thread of the pool notes in cpu_awake
    the CPU it ran on when it last woke: a worker as it starts, wakes from
-   its sleep or from a park, a caller as it takes a slot or wakes from a
-   park in it; -1 as it sleeps, parks, retires or gives the slot back (a
-   thread parked in a wait frees its CPU for the worker that stands in
-   for it). A worker that wakes on a CPU that another one noted moves
-   itself to one of its allowed CPUs that none noted, if there is one:
-   its affinity narrowed to that CPU, which the kernel obeys at once, then
-   restored. Workers woken at once onto one CPU pick different free CPUs
-   where there are enough (by their index), and note the one they pick
-   before they move.
+   its sleep, a park or retirement, a caller as it takes a slot or wakes
+   from a park in it; -1 as it sleeps, parks, retires or gives the slot
+   back (a thread parked in a wait frees its CPU for the worker that
+   stands in for it). A worker that wakes on a CPU that another one noted
+   moves itself to one of its allowed CPUs that none noted, if there is
+   one: its affinity narrowed to that CPU, which the kernel obeys at once,
+   then restored. Workers woken at once onto one CPU pick among the free
+   CPUs by their index, so that they spread when their indices differ
+   modulo the number of free CPUs, and note the one they pick before they
+   move.
    The notes are hints (relaxed), and stale once the kernel moves a
    thread on its own: a wrong one costs speed for a while, never
    correctness, and the kernel stays free to move any thread later. The
    affinity is read just before the move and written back after it: a
-   change that another thread makes to it in between is lost.
+   change that another thread makes to it in between is lost, and if the
+   kernel refuses both it and the pool's set (the CPUs changed meanwhile),
+   the worker stays on its one CPU, where later wake-ups leave it.
    Nothing moves in a pool whose workers are pinned (config.cpus), nor a
    worker whose affinity is one CPU (pinned by the user's thread hook),
    nor one that wakes to end the pool, nor a caller (its thread is the
@@ -4634,10 +4637,13 @@ static int pool__cpu_nth(const unsigned long *free, int i) {
     return -1;
 }
 
-/* w woke (or started): notes its CPU, and moves if another thread of its
-   pool noted it (see above). The pool's CPUs are looked at before the
-   thread's own affinity is asked for: where every CPU has a thread, with
-   more workers than CPUs, a wake-up costs no system call more. */
+/* w started, or woke from its sleep, a park or retirement: notes its CPU,
+   and moves if another thread of its pool noted it (see above). The
+   pool's CPUs are looked at before the thread's own affinity is asked
+   for: where every CPU has a thread, with more workers than CPUs, a
+   wake-up costs no system call more. The notes are read again after that
+   system call, which a worker woken at the same time may have used to
+   note its pick. */
 static void pool__spread(pool__worker *w) {
     pool *p = w->join.home;
     unsigned long taken[POOL__CPU_WORDS], free[POOL__CPU_WORDS];
@@ -4652,6 +4658,7 @@ static void pool__spread(pool__worker *w) {
         pool__cpus_free(&p->allowed, taken, free) == 0)
         return;
     pool__cpu_set_get(&own);
+    pool__cpus_awake(p, w, taken);
     if ((count = pool__cpus_free(&own, taken, free)) == 0) return;
     cpu = pool__cpu_nth(free, w->index % count);
     pool__note_cpu(w, cpu); /* before the move: a worker woken with w sees it taken */
@@ -4663,7 +4670,9 @@ static void pool__spread(pool__worker *w) {
 #else
 static void pool__note_cpu(pool__worker *w, int cpu) { (void)w, (void)cpu; }
 static void pool__spread(pool__worker *w) { (void)w; }
+#ifndef POOL__CURRENT_CPU
 #define POOL__CURRENT_CPU() (-1)
+#endif
 #endif
 
 /* The last step of progressive sleep. Returns when w should search again. */
@@ -6234,11 +6243,13 @@ static void pool__retire_hand_off(pool__worker *w) {
 static void pool__retired_run_pinned(pool__worker *w) {
     pool *p = w->join.home;
     POOL__TRACE(p, POOL__EV_SLEEP_END, 0);
+    pool__note_cpu(w, POOL__CURRENT_CPU()); /* awake meanwhile (see the sleep section) */
     do {
         pool_task *t = pool__take_pinned(w);
         if (t) pool__execute(w, t, 1);
     } while (w->pinned_next);
     pool__retire_hand_off(w);
+    pool__note_cpu(w, -1);
     POOL__TRACE(p, POOL__EV_SLEEP_BEGIN, 0);
 }
 

@@ -15,8 +15,10 @@
  *    moves to a free one of its affinity, which it then has again whole,
  *    and notes it; it stays where nobody else is, where every CPU of its
  *    affinity is noted, where its affinity is one CPU, and in a pool
- *    pinned by config.cpus; a caller notes its CPU as it takes an external
- *    slot and -1 as it gives it back.
+ *    pinned by config.cpus; parked in a wait it notes -1, and woken from
+ *    the park it moves; a caller notes its CPU as it takes an external
+ *    slot, -1 while parked, its CPU again after (not moved), and -1 as it
+ *    gives the slot back.
  */
 #if !defined(__linux__)
 #include <stdio.h>
@@ -173,6 +175,9 @@ static int all_asleep(pool *p, int n) {
     return 1;
 }
 
+/* ... and each noted -1. */
+static int asleep_unnoted(pool *p, int n) { return all_asleep(p, n) && !awake_workers(p, n); }
+
 /* A pool of `threads` workers, each started and then asleep. */
 static pool *sleeping_pool(int threads, int *cpus, int num_cpus) {
     pool_config cfg;
@@ -192,7 +197,7 @@ static pool *sleeping_pool(int threads, int *cpus, int num_cpus) {
     /* Asleep twice 20 ms apart: a wake-up already on its way when the
        workers were first seen asleep has arrived by then. */
     do test_sleep_us(20000);
-    while (!(all_asleep(p, threads) && (test_sleep_us(20000), all_asleep(p, threads))) &&
+    while (!(asleep_unnoted(p, threads) && (test_sleep_us(20000), asleep_unnoted(p, threads))) &&
            test_now() < until);
     CHECK(all_asleep(p, threads));
     /* A worker notes -1 as it goes to sleep. */
@@ -249,24 +254,41 @@ static void test_spread(const cpu_set_t *allowed) {
     pool__spread(me);
     CHECK_EQ_I64(noted(me), c1);
     CHECK(mask_is(c1, -1));
-    CHECK(sched_setaffinity(0, sizeof *allowed, allowed) == 0);
-    /* A caller in an external slot notes its CPU, and -1 as it leaves. */
+    run_on(c0, c1);
+    /* Parked in a wait: -1 (its stand-in may have the CPU); woken from
+       the park on a noted CPU: moves. */
     spread_cpu = c0;
+    claim(p, 0, c0);
+    pool__park_begin(me);
+    CHECK_EQ_I64(noted(me), -1);
+    pool__park_end(me);
+    CHECK_EQ_I64(noted(me), c1);
+    CHECK(mask_is(c0, c1));
+    /* A caller in an external slot notes its CPU, -1 while parked, its CPU
+       again after (never moved: its thread is the user's), and -1 as it
+       leaves. */
     slot = pool__slot_take(p);
     CHECK(slot != NULL);
     if (slot) {
+        CHECK_EQ_I64(noted(slot), c0);
+        pool__park_begin(slot);
+        CHECK_EQ_I64(noted(slot), -1);
+        pool__park_end(slot);
         CHECK_EQ_I64(noted(slot), c0);
         pool__slot_give_back(p, slot);
         CHECK_EQ_I64(noted(slot), -1);
     }
     claim(p, 0, -1);
     claim(p, 1, -1);
+    spread_cpu = -1;
     CHECK_EQ_I64(pool_destroy(p), 0);
     /* A pool pinned by config.cpus: stays. */
+    spread_cpu = -1;
     p = sleeping_pool(2, cpus, 2);
     me = p->workers[1];
     claim(p, 0, c0);
     run_on(c0, c1);
+    spread_cpu = c0;
     pool__spread(me);
     CHECK_EQ_I64(noted(me), c0);
     CHECK(mask_is(c0, c1));
