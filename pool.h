@@ -1415,7 +1415,7 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
    callers, so that a join of two lambdas runs inline, with no call into
    the implementation, in any translation unit. It is the lazy joins
    section's protocol, and the C join runs the very same functions. One
-   symbol is exported for it, pool__join_current_v1 (static in a
+   symbol is exported for it, pool__join_current_v2 (static in a
    POOL_STATIC build); its _v1 changes with any change of layout here, so
    that files built against different pool.h versions fail to link instead
    of misreading a worker. */
@@ -1428,9 +1428,6 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
 #else
 #define POOL__HEADER_INLINE static inline
 #endif
-
-/* The sleepers' count in a pool's sleep counters (see the sleep section). */
-#define POOL__SLEEPING_MASK ((uint64_t)0xffff)
 
 /* A function call packaged as a task, with a latch for its completion: the
    second half of a join, or a call from outside the pool. */
@@ -1454,7 +1451,7 @@ typedef struct pool__lazy_join {
     int promoted;
 } pool__lazy_join;
 
-/* A pool's thread counts, read at every join that may promote. */
+/* A pool's thread counts. */
 typedef struct pool__thread_counts {
     /* Workers [0, started) have a thread: workers, then spares. Written
        under spawn_lock. */
@@ -1471,11 +1468,8 @@ struct pool__join_view {
     pool__lazy_join *newest;   /* the newest join of the task it runs innermost */
     pool__lazy_join *promoted; /* ... and the newest of them that was pushed */
     pool *home;
-    int home_is_default;                /* home is the default pool, which a NULL pool means */
-    const uint32_t *promote_wanted;     /* its own; other threads set it (see "Who asks") */
-    const uint64_t *counters;           /* home's sleep counters */
-    const pool__thread_counts *threads; /* home's */
-    uint32_t max_workers;               /* home's: num_threads plus the spares it may start */
+    int home_is_default;            /* home is the default pool, which a NULL pool means */
+    const uint32_t *promote_wanted; /* its own; other threads set it (see "Who asks") */
     /* f's half onto the deque at once (an eager join). */
     void (*push_half)(pool__join_view *v, pool__lazy_join *f);
     /* The oldest lazy halves onto the deque, where thieves find them. */
@@ -1491,32 +1485,15 @@ struct pool__join_view {
    wrapper function that only a C++ definition provides (macOS), or test
    for a dynamic initialiser first. */
 #ifdef POOL_STATIC
-static __thread pool__join_view *pool__join_current_v1;
+static __thread pool__join_view *pool__join_current_v2;
 #else
-extern __thread pool__join_view *pool__join_current_v1;
+extern __thread pool__join_view *pool__join_current_v2;
 #endif
-
-/* How many threads a pool wants started: the active count plus a stand-in
-   for each worker parked in a wait (see the retirement section), at most
-   max_workers. mo: the loads' memory order. */
-POOL__HEADER_INLINE uint32_t pool__threads_wanted_of(const pool__thread_counts *t,
-                                                     uint32_t max_workers, int mo) {
-    uint32_t want = __atomic_load_n(&t->active, mo) + __atomic_load_n(&t->parked, mo);
-    return want < max_workers ? want : max_workers;
-}
-
-/* Whether v's pool wants another thread busy: a sleeper to wake, a thread
-   to start. Relaxed: a hint read at every join; a promotion announces with
-   the full pairing. */
-POOL__HEADER_INLINE int pool__join_wants_threads(const pool__join_view *v) {
-    return (__atomic_load_n(v->counters, __ATOMIC_RELAXED) & POOL__SLEEPING_MASK) != 0 ||
-           __atomic_load_n(&v->threads->started, __ATOMIC_RELAXED) <
-               pool__threads_wanted_of(v->threads, v->max_workers, __ATOMIC_RELAXED);
-}
 
 /* A join's start, on v's thread: records the second half, b(b_arg), in
    frame f, lazily unless `eager` or f is the task's outermost join, and
-   promotes older halves if someone asked. The first half runs next. */
+   promotes older halves if someone asked. The first half runs next.
+   Relaxed: a hint; pool__promote reads it again with the pairing. */
 POOL__HEADER_INLINE void pool__join_begin(pool__join_view *v, pool__lazy_join *f, pool_fn b,
                                           void *b_arg, int eager) {
     f->job.fn = b;
@@ -1526,8 +1503,7 @@ POOL__HEADER_INLINE void pool__join_begin(pool__join_view *v, pool__lazy_join *f
     v->newest = f;
     if (f->older) f->older->newer = f;
     if (eager || !f->older) v->push_half(v, f);
-    else if (__atomic_load_n(v->promote_wanted, __ATOMIC_RELAXED) || pool__join_wants_threads(v))
-        v->promote(v);
+    else if (__atomic_load_n(v->promote_wanted, __ATOMIC_RELAXED)) v->promote(v);
 }
 
 /* A join's end, once its first half has returned: 1 if the caller is to
@@ -1553,7 +1529,7 @@ POOL__HEADER_INLINE int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
     defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
 POOL__HEADER_INLINE void pool__join_inline(pool *p, pool_fn a, void *a_arg, pool_fn b,
                                            void *b_arg) {
-    pool__join_view *v = pool__join_current_v1;
+    pool__join_view *v = pool__join_current_v2;
     if (v && a && b && (v->home == p || (!p && v->home_is_default))) {
         pool__lazy_join f;
         pool__join_begin(v, &f, b, b_arg, 0);
@@ -1604,7 +1580,7 @@ POOL__HEADER_INLINE void pool__join_inline(pool *p, pool_fn a, void *a_arg, pool
 /* pool__join_begin and _end as the C join, with no call into the           */
 /* implementation unless b is promoted (see the lazy joins section): the    */
 /* compiler sees both lambdas whole. It reads the worker through one        */
-/* thread-local, pool__join_current_v1, exported by the implementation      */
+/* thread-local, pool__join_current_v2, exported by the implementation      */
 /* file (the one private symbol pool.h exports). With POOL_STATIC, each     */
 /* file that includes pool.h has its own implementation, and this whole     */
 /* namespace is given internal linkage too: C++ in that file joins inline   */
@@ -1881,7 +1857,7 @@ template <class F> struct loop {
    Threads: any (from outside the pool, as pool_join).
    Blocks:  until both have returned (see WAITING). */
 template <class A, class B> inline void join(pool *p, A &&a, B &&b) {
-    pool__join_view *v = pool__join_current_v1;
+    pool__join_view *v = pool__join_current_v2;
     if (v && (v->home == p || (!p && v->home_is_default))) detail::join_inline(v, a, b);
     else detail::join_elsewhere(p, a, b);
 }
@@ -3794,8 +3770,7 @@ struct pool {
        than it is written. */
     POOL__ALIGNED pool__injector injector_high;
 
-    /* Read at every join that may promote (see pool__join_wants_threads):
-       rarely written, and kept apart from what is. */
+    /* Read by every post: rarely written, and kept apart from what is. */
     POOL__ALIGNED pool__thread_counts threads;
     uint32_t retired;     /* workers retired above it now */
     uint32_t retire_gen;  /* retired workers block on it; bumped when they may be wanted */
@@ -3827,7 +3802,7 @@ struct pool {
 };
 
 #ifndef POOL_STATIC
-__thread pool__join_view *pool__join_current_v1;
+__thread pool__join_view *pool__join_current_v2;
 #endif
 
 /* The worker whose join view v is: its first member. */
@@ -3837,7 +3812,7 @@ static pool__worker *pool__worker_of_view(pool__join_view *v) { return (pool__wo
    their section); NULL on a thread outside every pool. The thread-local
    that says so is the inline join's (see its section in the API). */
 POOL__INLINE pool__worker *pool__current(void) {
-    pool__join_view *v = pool__join_current_v1;
+    pool__join_view *v = pool__join_current_v2;
     return v ? pool__worker_of_view(v) : NULL;
 }
 
@@ -3862,7 +3837,7 @@ static uint64_t pool__outside_thread_id(void) {
 }
 
 /* This thread becomes w's (NULL: no worker's). */
-static void pool__set_current(pool__worker *w) { pool__join_current_v1 = w ? &w->join : NULL; }
+static void pool__set_current(pool__worker *w) { pool__join_current_v2 = w ? &w->join : NULL; }
 
 /* The calling thread's index in its pool, or -1 (see pool_worker_index). */
 static int pool__worker_index(void) {
@@ -3994,7 +3969,7 @@ static void pool__monitor_retry(pool *p) {
    pool_set_active_threads lowered it), and a spare for each worker parked
    in a wait (see the waiting section), up to max_workers. A worker whose
    index is at or above it takes no new work (see the retirement section).
-   `mo` is relaxed on the join's fast path: a stale count there costs
+   `mo` is relaxed on a local push's fast path: a stale count there costs
    parallelism for a moment, never a job, since the pusher pops its own
    work. A poster that has just made work visible reads it seq_cst: with
    the seq_cst increment in pool__park_begin and the parker's seq_cst look
@@ -4002,7 +3977,8 @@ static void pool__monitor_retry(pool *p) {
    that parks at the same moment cannot both miss each other (the poster
    sees the park and starts a spare, or the parker sees the work). */
 POOL__INLINE uint32_t pool__threads_wanted(pool *p, int mo) {
-    return pool__threads_wanted_of(&p->threads, p->max_workers, mo);
+    uint32_t want = POOL__LOAD(&p->threads.active, mo) + POOL__LOAD(&p->threads.parked, mo);
+    return want < p->max_workers ? want : p->max_workers;
 }
 
 /* How a thread start takes spawn_lock (see pool__spawn), and which count
@@ -4365,7 +4341,7 @@ typedef struct pool__idle {
     uint64_t spin_from; /* when the spin budget of this spell began; 0: not spinning */
 } pool__idle;
 
-static uint32_t pool__sleeping_of(uint64_t c) { return (uint32_t)(c & POOL__SLEEPING_MASK); }
+static uint32_t pool__sleeping_of(uint64_t c) { return (uint32_t)(c & 0xffff); }
 static uint32_t pool__inactive_of(uint64_t c) { return (uint32_t)((c >> 16) & 0xffff); }
 static uint32_t pool__jec_of(uint64_t c) { return (uint32_t)(c >> 32); }
 
@@ -4675,6 +4651,42 @@ static void pool__spread(pool__worker *w) { (void)w; }
 #endif
 #endif
 
+/* Asking for promotions: sets promote_wanted, which every join of its
+   owner reads (see "Who asks" in the lazy joins section), unless it is set
+   already (a load first: a store would take the line from its owner's
+   cache for nothing). A hint (a search, a waiter, the heartbeat) is
+   relaxed: what it leads to is published by the deque. Where the pool has
+   just come to want a thread (a sleeper, a parker, a raised count) the
+   ask is seq_cst: the asker's half of the store-load pair with
+   pool__promote's exchange, which then reads the counts. */
+typedef enum { POOL__ASK_HINT, POOL__ASK_PAIRED } pool__ask;
+
+static void pool__want_promotion(pool__worker *v, pool__ask ask) {
+    if (ask == POOL__ASK_PAIRED) {
+        if (!POOL__LOAD(&v->promote_wanted, POOL__SEQ_CST))
+            POOL__STORE(&v->promote_wanted, 1, POOL__SEQ_CST);
+    } else if (!POOL__LOAD(&v->promote_wanted, POOL__RELAXED)) {
+        POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
+    }
+}
+
+/* ... on every worker of p and every external slot in use but `except`. */
+static void pool__want_promotions_of(pool *p, const pool__worker *except, pool__ask ask) {
+    /* Acquire: pairs with pool__spawn's release; the workers below are set. */
+    uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), i;
+    uint32_t slots = pool__slots_in_use(p);
+    for (i = 0; i < n; i++)
+        if (p->workers[i] != except) pool__want_promotion(p->workers[i], ask);
+    for (i = 0; slots >> i; i++)
+        if ((slots >> i & 1) && pool__slot(p, i) != except)
+            pool__want_promotion(pool__slot(p, i), ask);
+}
+
+/* ... on every other worker of w's pool, and the slots in use. */
+static void pool__want_promotions(pool__worker *w, pool__ask ask) {
+    pool__want_promotions_of(w->join.home, w, ask);
+}
+
 /* The last step of progressive sleep. Returns when w should search again. */
 static void pool__sleep(pool__worker *w, pool__idle *idle) {
     pool *p = w->join.home;
@@ -4721,6 +4733,10 @@ static void pool__sleep(pool__worker *w, pool__idle *idle) {
     if (idle->woken) POOL__COUNT(w->stats.wakeups_wasted, 1);
     POOL__TRACE(p, POOL__EV_SLEEP_BEGIN, 0);
     pool__note_cpu(w, -1);
+    /* Counted asleep above (seq_cst): a lazy half of a busy worker's, or
+       what its eager push left queued unseen, is handed over at its next
+       join (see "Who asks"). */
+    pool__want_promotions(w, POOL__ASK_PAIRED);
     while (POOL__LOAD(&w->core_latch, POOL__RELAXED) == POOL__CORE_SLEEPING)
         pool__wait(&w->core_latch, POOL__CORE_SLEEPING);
     /* The waker moved us SLEEPING -> SET and un-counted us; only w leaves SET. */
@@ -5377,11 +5393,11 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
 /*                                                                          */
 /* pool_join on a worker records its second half in a frame on its own      */
 /* stack, linked into the worker's list of the joins of the task it runs    */
-/* innermost (`join.newest`), and reads two words: the worker's own         */
-/* `promote_wanted`, and whether its pool wants a thread (a sleeper, or a   */
-/* thread not yet started). Unless one of them says so, the half stays in   */
-/* the list, and taking it back after the first half is a plain call: no    */
-/* store another thread can see, no barrier. Otherwise the oldest halves    */
+/* innermost (`join.newest`), and reads one word, the worker's own          */
+/* `promote_wanted`, which other threads set when they want work (see "Who  */
+/* asks"). Unless it is set, the half stays in the list, and taking it back */
+/* after the first half is a plain call: no store another thread can see,   */
+/* no barrier, no line of the pool's read. Otherwise the oldest halves      */
 /* still lazy are pushed onto the deque (promoted), oldest first, where     */
 /* thieves take them; their joins pop them                                  */
 /* back as an eager join does. The join reads promote_wanted once more when */
@@ -5417,11 +5433,26 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
 /* have missed a worker falling asleep, and later joins push nothing.       */
 /*                                                                          */
 /* Who asks. An idle worker's fruitless search sets promote_wanted on every */
-/* other worker; a waiter that found nothing of its own sets it on its      */
-/* join half's thief, whose next join then promotes a half the waiter may   */
-/* leapfrog (a scope's waiter, not knowing where its tasks run, asks every  */
-/* worker). A worker asleep asks nobody: the join's look at its pool covers */
-/* it.                                                                      */
+/* other worker and slot in use; a waiter that found nothing of its own     */
+/* sets it on its join half's thief, whose next join then promotes a half   */
+/* the waiter may leapfrog (a scope's waiter, not knowing where its tasks   */
+/* run, asks every worker). Whatever makes the pool want a thread asks      */
+/* every worker too, since a join reads nothing of the pool's: a worker as  */
+/* it falls asleep, a worker as it parks (its stand-in is to be woken or    */
+/* started), and pool_set_active_threads as it raises the count. The        */
+/* heartbeat asks every worker of a busy pool besides.                      */
+/*                                                                          */
+/* The sleeper's ask is a store-load pair with the promotion. The sleeper   */
+/* counts itself asleep (a seq_cst read-modify-write of the counters), then */
+/* reads promote_wanted (seq_cst) and stores 1 if it is clear; a promotion  */
+/* clears it with a seq_cst exchange, then reads the counters (seq_cst).    */
+/* Either the promotion reads the counters after the sleeper counted        */
+/* itself, and wakes it for what it queues or finds queued, or the          */
+/* sleeper's read came after the clear and the 1 is there for the owner's   */
+/* next join. That is what catches the lost wake-up of an eager push (a     */
+/* local push announces without a store-load pair, see                      */
+/* pool__new_local_jobs): a worker that missed the push, asleep, has asked  */
+/* its owner, whose next join start or end announces what its deque holds.  */
 /*                                                                          */
 /* What stays eager. The outermost join of a task pushes its half at once,  */
 /* as a promoted frame, so that a join of two long computations that fork   */
@@ -5470,17 +5501,18 @@ POOL__COLD void pool__promote(pool__worker *w) {
     uint64_t c;
     uint32_t n = 0;
     int64_t queued;
-    /* Relaxed: a request that comes after this is seen at the next join. */
+    /* seq_cst, and the counts read after it seq_cst: the promoter's half
+       of the pair with a sleeper's or a parker's ask (see "Who asks"). A
+       request that comes after this is seen at the next join. */
     if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED))
-        POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
+        POOL__XCHG(&w->promote_wanted, 0, POOL__SEQ_CST);
     /* Relaxed: a stale top is smaller, and only makes the deque look fuller. */
     queued = POOL__LOAD(&w->deque.bottom, POOL__RELAXED) - POOL__LOAD(&w->deque.top, POOL__RELAXED);
     if (queued > 0) {
-        /* A hint, relaxed: the announce reads it again. Only when the
-           awake searchers cannot take what is queued would it wake
-           anybody; they find it by searching otherwise. */
+        /* Only when the awake searchers cannot take what is queued would
+           it wake anybody; they find it by searching otherwise. */
         uint32_t sleeping, awake_idle;
-        c = POOL__LOAD(&p->counters, POOL__RELAXED);
+        c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
         sleeping = pool__sleeping_of(c);
         awake_idle = pool__inactive_of(c) > sleeping ? pool__inactive_of(c) - sleeping : 0;
         if (sleeping && awake_idle < queued)
@@ -5488,33 +5520,17 @@ POOL__COLD void pool__promote(pool__worker *w) {
         return;
     }
     while (n < 65535 && (f = pool__lazy_next(w)) != NULL && pool__lazy_push(w, f) == 0) n++;
-    if (!n) return;
-    POOL__COUNT(w->stats.joins_promoted, n);
-    pool__new_moved_jobs(w, n, POOL__LOCK_TRY);
+    if (n) {
+        POOL__COUNT(w->stats.joins_promoted, n);
+        pool__new_moved_jobs(w, n, POOL__LOCK_TRY);
+    } else if (pool__sleeping_of(POOL__LOAD(&p->counters, POOL__SEQ_CST)) ||
+               POOL__LOAD(&p->threads.started, POOL__RELAXED) <
+                   pool__threads_wanted(p, POOL__SEQ_CST)) {
+        /* Nothing lazy to hand over yet: the ask stands for the next
+           join, whose half is. Relaxed: w's own word. */
+        POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
+    }
 }
-
-/* Sets v's promote_wanted unless it is set already (a load first: the
-   line is read at every join, and a store would take it from its owner's
-   cache for nothing). Relaxed: a hint; what it leads to is published by
-   the deque. */
-static void pool__want_promotion(pool__worker *v) {
-    if (!POOL__LOAD(&v->promote_wanted, POOL__RELAXED))
-        POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
-}
-
-/* ... on every worker of p and every external slot in use but `except`. */
-static void pool__want_promotions_of(pool *p, const pool__worker *except) {
-    /* Acquire: pairs with pool__spawn's release; the workers below are set. */
-    uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), i;
-    uint32_t slots = pool__slots_in_use(p);
-    for (i = 0; i < n; i++)
-        if (p->workers[i] != except) pool__want_promotion(p->workers[i]);
-    for (i = 0; slots >> i; i++)
-        if ((slots >> i & 1) && pool__slot(p, i) != except) pool__want_promotion(pool__slot(p, i));
-}
-
-/* ... on every other worker of w's pool, and the slots in use. */
-static void pool__want_promotions(pool__worker *w) { pool__want_promotions_of(w->join.home, w); }
 
 /* The heartbeat. While any worker of a pool is busy, its monitor thread
    sets promote_wanted on every worker each heartbeat_ns (pool__heartbeat),
@@ -5542,7 +5558,7 @@ static int pool__any_busy(pool *p) {
     return started > pool__inactive_of(c) + parked + retired;
 }
 
-static void pool__heartbeat(pool *p) { pool__want_promotions_of(p, NULL); }
+static void pool__heartbeat(pool *p) { pool__want_promotions_of(p, NULL, POOL__ASK_HINT); }
 
 /* A worker of p became busy: the monitor's heartbeat resumes if it had
    stopped (see above). */
@@ -6354,7 +6370,7 @@ static void pool__spin_watch(pool__worker *w) {
         if (pool__slots_in_use(p)) break;
         if (look % POOL__SPIN_WATCH_DEQUES == 0) {
             if (pool__work_visible(p)) return;
-            pool__want_promotions(w);
+            pool__want_promotions(w, POOL__ASK_HINT);
         }
         POOL__CPU_RELAX();
     }
@@ -6407,7 +6423,7 @@ static void pool__worker_loop(pool__worker *w) {
             idle_now = 1;
             idle.rounds = 0;
         }
-        pool__want_promotions(w);
+        pool__want_promotions(w, POOL__ASK_HINT);
         if (idle.rounds == 0 && pool__spinning(w, &idle)) pool__spin_watch(w);
         else pool__no_work_found(w, &idle);
     }
@@ -6718,6 +6734,8 @@ static void pool__park_begin(pool__worker *w) {
     if (left > 0) pool__new_moved_jobs(w, left > 65535 ? 65535 : (uint32_t)left, POOL__LOCK_WAIT);
     else if (!slot && pool__work_visible(p))
         pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), 1, 0, POOL__LOCK_WAIT);
+    /* Lazy halves elsewhere are work for the stand-in too (see "Who asks"). */
+    if (!slot) pool__want_promotions(w, POOL__ASK_PAIRED);
 }
 
 static void pool__park_end(pool__worker *w) {
@@ -6781,8 +6799,8 @@ static pool_task *pool__take_own(pool *p, const pool__awaited *wt) {
 static void pool__want_help(pool__worker *w, const pool__awaited *wt) {
     uint32_t thief = wt->thief ? POOL__LOAD(wt->thief, POOL__RELAXED) : 0;
     pool__worker *v = thief ? pool__worker_at(w->join.home, thief - 1) : NULL;
-    if (v) pool__want_promotion(v);
-    else pool__want_promotions(w);
+    if (v) pool__want_promotion(v, POOL__ASK_HINT);
+    else pool__want_promotions(w, POOL__ASK_HINT);
 }
 
 /* w, a worker of wt->runner, waits: runs what belongs to the wait, yields a
@@ -7807,9 +7825,6 @@ static void pool__join_view_init(pool__worker *w, pool *p) {
     w->join.home = p;
     w->join.home_is_default = p->is_default;
     w->join.promote_wanted = &w->promote_wanted;
-    w->join.counters = &p->counters;
-    w->join.threads = &p->threads;
-    w->join.max_workers = p->max_workers;
     w->join.push_half = pool__join_push_half;
     w->join.promote = pool__join_promote;
     w->join.take_back = pool__join_take_back;
@@ -9579,6 +9594,8 @@ POOL__IMPL int pool_set_active_threads(pool *p, int n) {
     if ((uint32_t)n > old && pool__work_visible(p))
         pool__wake_for_jobs(p, POOL__LOAD(&p->counters, POOL__SEQ_CST), (uint32_t)n - old, 0,
                             POOL__LOCK_WAIT);
+    /* Lazy halves are work for the threads now wanted (see "Who asks"). */
+    if ((uint32_t)n > old) pool__want_promotions_of(p, NULL, POOL__ASK_PAIRED);
     return 0;
 }
 

@@ -14,7 +14,9 @@
  *    on every other worker, not on itself, and a join's waiter on its
  *    thief only; with an eager join's half pushed inside a lazy join, a
  *    promotion takes the lazy halves newer than it, and the older lazy one
- *    once it has ended;
+ *    once it has ended; a worker that falls asleep asks every other once it
+ *    counts as asleep, and a promotion with nothing lazy to hand over
+ *    leaves the ask standing while there is a sleeper, and only then;
  *  - idle_takes: a chain of joins with short busy leaves on two workers:
  *    every leaf runs exactly once, halves are promoted, and the other
  *    worker steals them;
@@ -140,7 +142,6 @@ static void lz_l1_a(void *arg) {
     pool_scope_init(&lz_scope, lz_pool);
     /* W2 is busy in l1_b, and its earlier idle searches may have asked. */
     POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
-    CHECK(!pool__join_wants_threads(&w->join));
     pool_join(lz_pool, lz_l2_a, NULL, lz_half, (void *)(intptr_t)4);
     CHECK(w->join.promoted == w->join.newest); /* l1's frame again */
     atomic_store(&lz_release, 1);
@@ -223,6 +224,54 @@ static void eager_inside_lazy(pool__worker *x) {
     x->join.newest = x->join.promoted = NULL;
 }
 
+/* v falls asleep on its own thread, as an idle worker does. */
+static void *sleep_on_thread(void *arg) {
+    pool__worker *v = (pool__worker *)arg;
+    pool__idle idle;
+    memset(&idle, 0, sizeof idle);
+    POOL__FETCH_ADD(&v->join.home->counters, POOL__ONE_INACTIVE, POOL__RELAXED); /* idle */
+    idle.jec = pool__jec_announce_sleepy(v->join.home);
+    pool__sleep(v, &idle);
+    POOL__FETCH_SUB(&v->join.home->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+    return NULL;
+}
+
+static void clear_asks(pool__worker *x, pool__worker *v, pool__worker *u) {
+    POOL__STORE(&x->promote_wanted, 0, POOL__RELAXED);
+    POOL__STORE(&v->promote_wanted, 0, POOL__RELAXED);
+    POOL__STORE(&u->promote_wanted, 0, POOL__RELAXED);
+}
+
+/* A worker that falls asleep asks every other worker once it counts as
+   asleep, and a promotion that finds nothing lazy to hand over leaves the
+   ask standing while the pool has a sleeper, and only then. */
+static void sleeper_asks(pool *p, pool__worker *x, pool__worker *v, pool__worker *u) {
+    pthread_t t;
+    double until;
+    clear_asks(x, v, u);
+    if (pthread_create(&t, NULL, sleep_on_thread, v) != 0) exit(2);
+    until = test_now() + 10;
+    while ((POOL__LOAD(&v->core_latch, POOL__ACQUIRE) != POOL__CORE_SLEEPING ||
+            !POOL__LOAD(&x->promote_wanted, POOL__RELAXED) ||
+            !POOL__LOAD(&u->promote_wanted, POOL__RELAXED)) &&
+           test_now() < until)
+        test_sleep_us(100);
+    CHECK_EQ_I64(POOL__LOAD(&v->core_latch, POOL__ACQUIRE), POOL__CORE_SLEEPING);
+    CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 1);
+    CHECK_EQ_I64(POOL__LOAD(&u->promote_wanted, POOL__RELAXED), 1);
+    CHECK_EQ_I64(POOL__LOAD(&v->promote_wanted, POOL__RELAXED), 0);
+    /* x has nothing lazy and an empty deque: the ask stays for its next join. */
+    pool__promote(x);
+    CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 1);
+    CHECK(pool__wake_sleeper(p, v));
+    pthread_join(t, NULL);
+    CHECK_EQ_I64(pool__sleeping_of(POOL__LOAD(&p->counters, POOL__RELAXED)), 0);
+    /* Nobody asleep, every thread wanted started: the ask is consumed. */
+    pool__promote(x);
+    CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 0);
+    clear_asks(x, v, u);
+}
+
 static void test_hand_made(void) {
     pool *p;
     pool__worker *x, *v, *u;
@@ -231,7 +280,8 @@ static void test_hand_made(void) {
     pool__awaited wt;
     pool_config cfg;
     test_watchdog(30, "test_lazy: hand-made workers");
-    printf("  a task starts with an empty list; who asks whom; an eager half inside a lazy join\n");
+    printf("  a task starts with an empty list; who asks whom; an eager half inside a lazy join;\n"
+           "  a sleeper asks every other worker\n");
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 3;
     if (pool_create(&p, &cfg) != 0) exit(2);
@@ -265,13 +315,15 @@ static void test_hand_made(void) {
     CHECK_EQ_I64(POOL__LOAD(&u->promote_wanted, POOL__RELAXED), 0);
     CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 0);
     /* A fruitless search asks every other worker. */
-    pool__want_promotions(x);
+    pool__want_promotions(x, POOL__ASK_HINT);
     CHECK_EQ_I64(POOL__LOAD(&u->promote_wanted, POOL__RELAXED), 1);
     CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 0);
 
     pool__set_current(x);
     eager_inside_lazy(x);
     pool__set_current(NULL);
+
+    sleeper_asks(p, x, v, u);
 
     /* Take the slots back before pool_destroy, which would join their threads. */
     POOL__STORE(&p->threads.started, 0, POOL__RELEASE);

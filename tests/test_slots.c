@@ -208,7 +208,7 @@ static int asked;
 static void ask_everyone(void *arg) {
     (void)arg;
     POOL__STORE(&asking_slot->promote_wanted, 0, POOL__RELAXED);
-    pool__want_promotions(pool__current()); /* what an idle worker does */
+    pool__want_promotions(pool__current(), POOL__ASK_HINT); /* what an idle worker does */
     asked = POOL__LOAD(&asking_slot->promote_wanted, POOL__RELAXED);
 }
 

@@ -20,13 +20,16 @@
  *
  * PROMOTER (-DPROMOTER) adds a busy worker with LAZY join halves recorded
  * lazily (pool.h's lazy joins section): at each of its joins it reads its
- * promote_wanted word, which the others set after a fruitless search, and
- * whether the pool has a sleeper; with either, and its deque empty, it
- * promotes a half onto its deque (`dq`, which the others search too) and
- * announces it as pool__new_moved_jobs does. Otherwise it takes the newest
- * half back as a plain call. It never takes a promoted half back: the
- * worst case, a first half that runs on forever, so a promoted half must be
- * run by another worker.
+ * promote_wanted word, which the others set after a fruitless search and
+ * once more as they fall asleep (after they count as asleep); with it set,
+ * and its deque empty, it promotes a half onto its deque (`dq`, which the
+ * others search too) and announces it as pool__new_moved_jobs does.
+ * Otherwise it takes the newest half back as a plain call. It never takes
+ * a promoted half back: the worst case, a first half that runs on forever,
+ * so a promoted half must be run by another worker. The sleeper's ask is
+ * what brings a lazy half to a sleeper soon; without it every job still
+ * runs (the promoter takes back what it never promoted), so this model
+ * cannot tell it is missing: tests/test_lazy.c checks it.
  *
  * SLOT (-DSLOT) adds the holder of an external slot (pool.h's external
  * slots section): a thread that is not one of the workers, not counted in
@@ -217,6 +220,9 @@ search:
        overwrites a waker's SET. spin must find the lost wake-up. */
     latch[me] = SLEEPING;
 #endif
+#ifdef PROMOTER
+    wanted = 1;                                              /* the sleeper's ask */
+#endif
 end_asleep:
     latch[me] == SET;                                        /* the futex wait */
     latch[me] = UNSET;                                       /* pool__core_latch_reset */
@@ -268,12 +274,8 @@ proctype promoter() {
     bool was_empty, reason;
     do
     :: lazy > 0 ->
-        /* A join's start reads promote_wanted and pool__wants_threads; a
-           join's end reads promote_wanted only. */
-        if
-        :: atomic { reason = wanted || sleeping > 0 }
-        :: atomic { reason = wanted }
-        fi;
+        /* A join's start and end read promote_wanted, nothing else. */
+        reason = wanted;
         if
         :: reason ->
             wanted = 0;                                      /* pool__promote */
