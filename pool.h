@@ -717,9 +717,9 @@ POOL_DEF int pool_destroy(pool *p);
 /* pool_join: runs a(a_arg) and b(b_arg), in parallel if a worker is free,
    and returns when both are done. On a worker of p the join is lazy: b is
    recorded on the caller's stack and made stealable at a task's outermost
-   join, or when a join begins and an idle or waiting worker (or the
-   heartbeat) has asked this worker for work, or the pool wants a thread
-   busy (a worker asleep, a thread not yet started); otherwise it runs as
+   join, or when a join begins or ends and this worker has been asked for
+   work: by an idle or waiting worker, a worker falling asleep or parking,
+   a raised pool_set_active_threads, or the heartbeat; otherwise it runs as
    a plain call after a (see >>lazy in the implementation). So a b behind
    an a that joins no further is not stealable until a returns: fork at a
    fine grain, or use a scope or pool_parallel_for for a few long pieces.
@@ -1416,7 +1416,7 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
    the implementation, in any translation unit. It is the lazy joins
    section's protocol, and the C join runs the very same functions. One
    symbol is exported for it, pool__join_current_v2 (static in a
-   POOL_STATIC build); its _v1 changes with any change of layout here, so
+   POOL_STATIC build); its suffix (_v2) changes with any change of layout here, so
    that files built against different pool.h versions fail to link instead
    of misreading a worker. */
 
@@ -4499,14 +4499,15 @@ static void pool__new_moved_jobs(pool__worker *w, uint32_t n, pool__lock_wait wa
     pool__wake_for_jobs(p, c, n, pool__deque_len(&w->deque) <= (int64_t)n, wait_for_lock);
 }
 
-/* n tasks were pushed onto w's own deque. This runs on every join, so the
-   common case, nobody asleep and every thread wanted started, returns
-   after three loads (threads.started and .parked share a cache line); whether the deque was empty
-   is only worked out when it matters. Relaxed threads.started: a stale count only sends us down the
-   slow path. There is no store-load pair here: the push's release store of bottom and the counters
-   load in pool__jec_post may be reordered (store buffering, on x86 too), so a worker going to sleep
-   at that moment can miss the new job. That costs parallelism, never the job: w is awake and pops
-   it itself, and the next post wakes the sleeper. */
+/* n tasks were pushed onto w's own deque. This runs on every eager push
+   (a task's outermost join, a split, a scope spawn), so the common case, nobody asleep and every
+   thread wanted started, returns after three loads (threads.started and .parked share a cache
+   line); whether the deque was empty is only worked out when it matters. Relaxed threads.started: a
+   stale count only sends us down the slow path. There is no store-load pair here: the push's
+   release store of bottom and the counters load in pool__jec_post may be reordered (store
+   buffering, on x86 too), so a worker going to sleep at that moment can miss the new job. That
+   costs parallelism, never the job: w is awake and pops it itself, and the next post wakes the
+   sleeper. */
 POOL__INLINE void pool__new_local_jobs(pool__worker *w, uint32_t n) {
     pool *p = w->join.home;
     uint64_t c = pool__jec_post(p);
@@ -4657,24 +4658,31 @@ static void pool__spread(pool__worker *w) { (void)w; }
    cache for nothing). A hint (a search, a waiter, the heartbeat) is
    relaxed: what it leads to is published by the deque. Where the pool has
    just come to want a thread (a sleeper, a parker, a raised count) the
-   ask is seq_cst: the asker's half of the store-load pair with
-   pool__promote's exchange, which then reads the counts. */
+   load is seq_cst, after the asker's seq_cst change of the counts: the
+   store-load pair with pool__promote's exchange, which then reads the
+   counts. The load, not the store, is what pairs: if it reads 0, the 1
+   stored after it is read by the owner's next exchange, which then sees
+   the counts; if it reads 1, the exchange that clears that 1 comes after
+   the load in the seq_cst order. So the store is relaxed. The slots in
+   use are read seq_cst for such an ask: a caller that takes a slot (a
+   seq_cst read-modify-write) and then pushes, announcing with a seq_cst
+   load of the counters, either is seen here, or its announce sees the
+   asker's count. */
 typedef enum { POOL__ASK_HINT, POOL__ASK_PAIRED } pool__ask;
 
 static void pool__want_promotion(pool__worker *v, pool__ask ask) {
-    if (ask == POOL__ASK_PAIRED) {
-        if (!POOL__LOAD(&v->promote_wanted, POOL__SEQ_CST))
-            POOL__STORE(&v->promote_wanted, 1, POOL__SEQ_CST);
-    } else if (!POOL__LOAD(&v->promote_wanted, POOL__RELAXED)) {
-        POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
-    }
+    uint32_t set = ask == POOL__ASK_PAIRED ? POOL__LOAD(&v->promote_wanted, POOL__SEQ_CST)
+                                           : POOL__LOAD(&v->promote_wanted, POOL__RELAXED);
+    if (!set) POOL__STORE(&v->promote_wanted, 1, POOL__RELAXED);
 }
 
 /* ... on every worker of p and every external slot in use but `except`. */
 static void pool__want_promotions_of(pool *p, const pool__worker *except, pool__ask ask) {
     /* Acquire: pairs with pool__spawn's release; the workers below are set. */
     uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), i;
-    uint32_t slots = pool__slots_in_use(p);
+    uint32_t slots = ask == POOL__ASK_PAIRED
+                         ? POOL__LOAD(&p->slots_taken, POOL__SEQ_CST) & POOL__SLOTS_MASK
+                         : pool__slots_in_use(p);
     for (i = 0; i < n; i++)
         if (p->workers[i] != except) pool__want_promotion(p->workers[i], ask);
     for (i = 0; slots >> i; i++)
@@ -5439,20 +5447,26 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
 /* run, asks every worker). Whatever makes the pool want a thread asks      */
 /* every worker too, since a join reads nothing of the pool's: a worker as  */
 /* it falls asleep, a worker as it parks (its stand-in is to be woken or    */
-/* started), and pool_set_active_threads as it raises the count. The        */
-/* heartbeat asks every worker of a busy pool besides.                      */
+/* started), and pool_set_active_threads as it raises the count. A          */
+/* promotion after which the pool still wants a thread leaves the ask       */
+/* standing for the next join. The heartbeat asks every worker of a busy    */
+/* pool besides.                                                            */
 /*                                                                          */
 /* The sleeper's ask is a store-load pair with the promotion. The sleeper   */
 /* counts itself asleep (a seq_cst read-modify-write of the counters), then */
 /* reads promote_wanted (seq_cst) and stores 1 if it is clear; a promotion  */
 /* clears it with a seq_cst exchange, then reads the counters (seq_cst).    */
 /* Either the promotion reads the counters after the sleeper counted        */
-/* itself, and wakes it for what it queues or finds queued, or the          */
-/* sleeper's read came after the clear and the 1 is there for the owner's   */
-/* next join. That is what catches the lost wake-up of an eager push (a     */
-/* local push announces without a store-load pair, see                      */
-/* pool__new_local_jobs): a worker that missed the push, asleep, has asked  */
-/* its owner, whose next join start or end announces what its deque holds.  */
+/* itself, and wakes it for what it queues or finds queued (or, counting on */
+/* an awake worker instead, leaves the ask standing), or the sleeper's read */
+/* came after the clear and the 1 is there for the owner's next join. That  */
+/* is what catches the lost wake-up of an eager push (a local push          */
+/* announces without a store-load pair, see pool__new_local_jobs): a worker */
+/* that missed the push, asleep, has asked its owner, whose next join       */
+/* start, or end of a join never promoted, announces what its deque holds.  */
+/* A join whose own half was pushed reads nothing at its end: behind a      */
+/* first half that forks no further, that half waits for it, as in any      */
+/* eager join.                                                              */
 /*                                                                          */
 /* What stays eager. The outermost join of a task pushes its half at once,  */
 /* as a promoted frame, so that a join of two long computations that fork   */
@@ -5488,48 +5502,54 @@ static pool__lazy_join *pool__lazy_next(pool__worker *w) {
     return last && last != w->join.newest ? last->newer : NULL;
 }
 
+/* Whether p wants a thread busy: a worker asleep, or a thread to start.
+   seq_cst counters: see pool__promote. Relaxed threads.started: a stale
+   count is smaller, and only keeps an ask standing one join longer. */
+static int pool__wants_thread(pool *p) {
+    return pool__sleeping_of(POOL__LOAD(&p->counters, POOL__SEQ_CST)) != 0 ||
+           POOL__LOAD(&p->threads.started, POOL__RELAXED) < pool__threads_wanted(p, POOL__SEQ_CST);
+}
+
 /* Promotes every lazy half of w's list, oldest first, if its deque is
    empty; with a deque not empty and sleepers, announces what it holds
    (see "Wake-ups"). Every half, not one per idle worker: a worker that
    takes one asks again only when it has run it, and the owner looks only
    at its next join, which may be a long first half away; with its halves
    queued, the worker takes the next at once. A half nobody takes costs
-   its owner the pop an eager join pays; the next joins are lazy again. */
+   its owner the pop an eager join pays; the next joins are lazy again.
+   While the pool still wants a thread afterwards (a sleeper it did not
+   wake because an awake worker was counted on to take the halves, a
+   thread not started, nothing lazy to hand over yet), the ask stands for
+   the next join: nobody else would ask again. */
 POOL__COLD void pool__promote(pool__worker *w) {
     pool *p = w->join.home;
     pool__lazy_join *f;
-    uint64_t c;
     uint32_t n = 0;
     int64_t queued;
     /* seq_cst, and the counts read after it seq_cst: the promoter's half
        of the pair with a sleeper's or a parker's ask (see "Who asks"). A
        request that comes after this is seen at the next join. */
-    if (POOL__LOAD(&w->promote_wanted, POOL__RELAXED))
-        POOL__XCHG(&w->promote_wanted, 0, POOL__SEQ_CST);
+    POOL__XCHG(&w->promote_wanted, 0, POOL__SEQ_CST);
     /* Relaxed: a stale top is smaller, and only makes the deque look fuller. */
     queued = POOL__LOAD(&w->deque.bottom, POOL__RELAXED) - POOL__LOAD(&w->deque.top, POOL__RELAXED);
     if (queued > 0) {
         /* Only when the awake searchers cannot take what is queued would
-           it wake anybody; they find it by searching otherwise. */
-        uint32_t sleeping, awake_idle;
-        c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
-        sleeping = pool__sleeping_of(c);
+           it wake anybody; they find it by searching otherwise. seq_cst:
+           see above. */
+        uint64_t c = POOL__LOAD(&p->counters, POOL__SEQ_CST);
+        uint32_t sleeping = pool__sleeping_of(c), awake_idle;
         awake_idle = pool__inactive_of(c) > sleeping ? pool__inactive_of(c) - sleeping : 0;
         if (sleeping && awake_idle < queued)
             pool__new_moved_jobs(w, queued > 65535 ? 65535 : (uint32_t)queued, POOL__LOCK_TRY);
-        return;
+    } else {
+        while (n < 65535 && (f = pool__lazy_next(w)) != NULL && pool__lazy_push(w, f) == 0) n++;
+        if (n) {
+            POOL__COUNT(w->stats.joins_promoted, n);
+            pool__new_moved_jobs(w, n, POOL__LOCK_TRY);
+        }
     }
-    while (n < 65535 && (f = pool__lazy_next(w)) != NULL && pool__lazy_push(w, f) == 0) n++;
-    if (n) {
-        POOL__COUNT(w->stats.joins_promoted, n);
-        pool__new_moved_jobs(w, n, POOL__LOCK_TRY);
-    } else if (pool__sleeping_of(POOL__LOAD(&p->counters, POOL__SEQ_CST)) ||
-               POOL__LOAD(&p->threads.started, POOL__RELAXED) <
-                   pool__threads_wanted(p, POOL__SEQ_CST)) {
-        /* Nothing lazy to hand over yet: the ask stands for the next
-           join, whose half is. Relaxed: w's own word. */
-        POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
-    }
+    /* Relaxed: w's own word. */
+    if (pool__wants_thread(p)) POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
 }
 
 /* The heartbeat. While any worker of a pool is busy, its monitor thread
@@ -6944,8 +6964,10 @@ static pool__worker *pool__slot_take(pool *p) {
         if (taken & POOL__SLOTS_CLOSED) return NULL;
         for (k = 0; k < p->num_slots && (taken >> k & 1); k++) continue;
         if (k == p->num_slots) return NULL;
-        /* Acquire: pairs with the previous holder's release. */
-        if (POOL__CAS(&p->slots_taken, &taken, taken | (uint32_t)1 << k, POOL__ACQUIRE,
+        /* Acquire: pairs with the previous holder's release. seq_cst:
+           the taker's half of a pair with a sleeper's ask (see
+           pool__want_promotion). */
+        if (POOL__CAS(&p->slots_taken, &taken, taken | (uint32_t)1 << k, POOL__SEQ_CST,
                       POOL__RELAXED)) {
             pool__note_cpu(pool__slot(p, k), POOL__CURRENT_CPU()); /* see the sleep section */
             return pool__slot(p, k);

@@ -15,8 +15,9 @@
  *    thief only; with an eager join's half pushed inside a lazy join, a
  *    promotion takes the lazy halves newer than it, and the older lazy one
  *    once it has ended; a worker that falls asleep asks every other once it
- *    counts as asleep, and a promotion with nothing lazy to hand over
- *    leaves the ask standing while there is a sleeper, and only then;
+ *    counts as asleep; a promotion with nothing lazy to hand over, or one
+ *    that counted on an awake worker and woke nobody, leaves the ask
+ *    standing while there is a sleeper, and only then;
  *  - idle_takes: a chain of joins with short busy leaves on two workers:
  *    every leaf runs exactly once, halves are promoted, and the other
  *    worker steals them;
@@ -242,6 +243,31 @@ static void clear_asks(pool__worker *x, pool__worker *v, pool__worker *u) {
     POOL__STORE(&u->promote_wanted, 0, POOL__RELAXED);
 }
 
+/* x promotes a lazy half while v sleeps and another worker is counted
+   awake and idle: the post counts on that worker and wakes nobody, so the
+   ask stands (v still sleeps, the pool still wants a thread). */
+static void promoted_to_an_awake_worker(pool *p, pool__worker *x, pool__worker *v) {
+    pool__lazy_join f[2];
+    memset(f, 0, sizeof f);
+    f[0].job.fn = f[1].job.fn = nop_fn;
+    f[1].older = &f[0];
+    f[0].newer = &f[1];
+    pool__set_current(x);
+    x->join.newest = &f[0];
+    CHECK(pool__lazy_push(x, &f[0]) == 0);               /* the outermost half, pushed ... */
+    CHECK(pool__deque_pop(&x->deque) == &f[0].job.task); /* ... and stolen */
+    x->join.newest = &f[1];                              /* f[1] is lazy */
+    POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED); /* an awake idle worker */
+    pool__promote(x);
+    CHECK(f[1].promoted);
+    CHECK_EQ_I64(POOL__LOAD(&v->core_latch, POOL__ACQUIRE), POOL__CORE_SLEEPING);
+    CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 1);
+    POOL__FETCH_SUB(&p->counters, POOL__ONE_INACTIVE, POOL__RELAXED);
+    CHECK(pool__deque_pop(&x->deque) == &f[1].job.task);
+    x->join.newest = x->join.promoted = NULL;
+    pool__set_current(NULL);
+}
+
 /* A worker that falls asleep asks every other worker once it counts as
    asleep, and a promotion that finds nothing lazy to hand over leaves the
    ask standing while the pool has a sleeper, and only then. */
@@ -263,6 +289,7 @@ static void sleeper_asks(pool *p, pool__worker *x, pool__worker *v, pool__worker
     /* x has nothing lazy and an empty deque: the ask stays for its next join. */
     pool__promote(x);
     CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 1);
+    promoted_to_an_awake_worker(p, x, v);
     CHECK(pool__wake_sleeper(p, v));
     pthread_join(t, NULL);
     CHECK_EQ_I64(pool__sleeping_of(POOL__LOAD(&p->counters, POOL__RELAXED)), 0);
