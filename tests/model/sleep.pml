@@ -23,7 +23,8 @@
  * promote_wanted word, which the others set after a fruitless search and
  * once more as they fall asleep (after they count as asleep); with it set,
  * and its deque empty, it promotes a half onto its deque (`dq`, which the
- * others search too) and announces it as pool__new_moved_jobs does.
+ * others search too) and announces it as pool__new_moved_jobs does; after
+ * it, the flag is set again while the pool has a sleeper.
  * Otherwise it takes the newest half back as a plain call. It never takes
  * a promoted half back: the worst case, a first half that runs on forever,
  * so a promoted half must be run by another worker. The sleeper's ask is
@@ -290,7 +291,9 @@ proctype promoter() {
                 announce_one(was_empty, i, woke, c_sleeping, c_inactive, awake_idle, to_wake)
 #endif
             :: atomic { dq > 0 -> skip }                     /* not empty: nothing */
-            fi
+            fi;
+            /* the ask stands while the pool has a sleeper */
+            atomic { if :: sleeping > 0 -> wanted = 1 :: else -> skip fi }
         :: else -> atomic { lazy--; ran++ }                  /* taken back: a plain call */
         fi;
         reason = 0
