@@ -4663,7 +4663,9 @@ static void pool__spread(pool__worker *w) { (void)w; }
    counts. The load, not the store, is what pairs: if it reads 0, the 1
    stored after it is read by the owner's next exchange, which then sees
    the counts; if it reads 1, the exchange that clears that 1 comes after
-   the load in the seq_cst order. So the store is relaxed. The slots in
+   the load in the seq_cst order (the load is coherence-ordered before it:
+   the rule of C++20 and C23, which every hardware mapping of C11's
+   seq_cst gives). So the store is relaxed. The slots in
    use are read seq_cst for such an ask: a caller that takes a slot (a
    seq_cst read-modify-write) and then pushes, announcing with a seq_cst
    load of the counters, either is seen here, or its announce sees the
@@ -5502,12 +5504,20 @@ static pool__lazy_join *pool__lazy_next(pool__worker *w) {
     return last && last != w->join.newest ? last->newer : NULL;
 }
 
-/* Whether p wants a thread busy: a worker asleep, or a thread to start.
-   seq_cst counters: see pool__promote. Relaxed threads.started: a stale
-   count is smaller, and only keeps an ask standing one join longer. */
+/* Whether p wants a thread busy: a worker asleep, or a thread to start
+   that can be started. A start that failed is retried by the monitor and
+   by posts, and a destroy starts none: counted, such a thread would keep
+   the ask standing, and every join promoting, until it starts (a worker
+   that starts asks for work itself). seq_cst counters: see pool__promote.
+   Relaxed threads.started: a stale count is smaller, and only keeps an ask
+   standing one join longer; relaxed spawn_retry_ns and closing: hints of
+   the same kind. */
 static int pool__wants_thread(pool *p) {
     return pool__sleeping_of(POOL__LOAD(&p->counters, POOL__SEQ_CST)) != 0 ||
-           POOL__LOAD(&p->threads.started, POOL__RELAXED) < pool__threads_wanted(p, POOL__SEQ_CST);
+           (POOL__LOAD(&p->threads.started, POOL__RELAXED) <
+                pool__threads_wanted(p, POOL__SEQ_CST) &&
+            !POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED) &&
+            !POOL__LOAD(&p->closing, POOL__RELAXED));
 }
 
 /* Promotes every lazy half of w's list, oldest first, if its deque is

@@ -17,7 +17,8 @@
  *    once it has ended; a worker that falls asleep asks every other once it
  *    counts as asleep; a promotion with nothing lazy to hand over, or one
  *    that counted on an awake worker and woke nobody, leaves the ask
- *    standing while there is a sleeper, and only then;
+ *    standing while there is a sleeper or a thread that can be started,
+ *    and only then (not while a failed start waits for its retry);
  *  - idle_takes: a chain of joins with short busy leaves on two workers:
  *    every leaf runs exactly once, halves are promoted, and the other
  *    worker steals them;
@@ -296,6 +297,17 @@ static void sleeper_asks(pool *p, pool__worker *x, pool__worker *v, pool__worker
     /* Nobody asleep, every thread wanted started: the ask is consumed. */
     pool__promote(x);
     CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 0);
+    /* A thread wanted that is not started: the ask stands while a start
+       can succeed, not while a failed one waits for its retry. */
+    POOL__FETCH_ADD(&p->threads.parked, 1, POOL__RELAXED);
+    CHECK(pool__threads_wanted(p, POOL__RELAXED) > 3);
+    pool__promote(x);
+    CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 1);
+    POOL__STORE(&p->spawn_retry_ns, pool__now_ns() + POOL__SPAWN_RETRY_NS, POOL__RELAXED);
+    pool__promote(x);
+    CHECK_EQ_I64(POOL__LOAD(&x->promote_wanted, POOL__RELAXED), 0);
+    POOL__STORE(&p->spawn_retry_ns, 0, POOL__RELAXED);
+    POOL__FETCH_SUB(&p->threads.parked, 1, POOL__RELAXED);
     clear_asks(x, v, u);
 }
 
