@@ -4007,8 +4007,12 @@ static uint32_t pool__spawn_locked_below(pool *p, uint32_t limit) {
         if (w && pool__thread_start(&w->thread, pool__worker_main, w, p->stack_size) == 0) {
             p->workers[started] = w;
             /* Release: a thread that sees the new count (acquire) sees the
-               worker's slot and its initialised deque. */
-            POOL__STORE(&p->threads.started, ++started, POOL__RELEASE);
+               worker's slot and its initialised deque. seq_cst: a paired
+               ask that reads the count before this store is before it in
+               the seq_cst order, and so before the new worker's first
+               promotion, which then sees the asker counted (see "Who
+               asks"). */
+            POOL__STORE(&p->threads.started, ++started, POOL__SEQ_CST);
             POOL__STORE(&p->spawn_retry_ns, 0, POOL__RELAXED);
             pool__monitor_start(p);
         } else {
@@ -4680,8 +4684,13 @@ static void pool__want_promotion(pool__worker *v, pool__ask ask) {
 
 /* ... on every worker of p and every external slot in use but `except`. */
 static void pool__want_promotions_of(pool *p, const pool__worker *except, pool__ask ask) {
-    /* Acquire: pairs with pool__spawn's release; the workers below are set. */
-    uint32_t n = POOL__LOAD(&p->threads.started, POOL__ACQUIRE), i;
+    /* Acquire: pairs with pool__spawn's release; the workers below are set.
+       seq_cst for a paired ask: a worker it does not count yet asks itself
+       once it starts (pool__worker_main), and pool__spawn's seq_cst store
+       puts that start after this load. */
+    uint32_t n = ask == POOL__ASK_PAIRED ? POOL__LOAD(&p->threads.started, POOL__SEQ_CST)
+                                         : POOL__LOAD(&p->threads.started, POOL__ACQUIRE),
+             i;
     uint32_t slots = ask == POOL__ASK_PAIRED
                          ? POOL__LOAD(&p->slots_taken, POOL__SEQ_CST) & POOL__SLOTS_MASK
                          : pool__slots_in_use(p);
@@ -5449,8 +5458,9 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
 /* run, asks every worker). Whatever makes the pool want a thread asks      */
 /* every worker too, since a join reads nothing of the pool's: a worker as  */
 /* it falls asleep, a worker as it parks (its stand-in is to be woken or    */
-/* started), and pool_set_active_threads as it raises the count. A          */
-/* promotion after which the pool still wants a thread leaves the ask       */
+/* started), and pool_set_active_threads as it raises the count. A worker   */
+/* asks itself as it starts, since an ask made a moment before passed it    */
+/* by. A promotion after which the pool still wants a thread leaves the ask */
 /* standing for the next join. The heartbeat asks every worker of a busy    */
 /* pool besides.                                                            */
 /*                                                                          */
@@ -6497,6 +6507,11 @@ static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
        sleep, and a thief would not find its work. */
     pool__mutex_lock(&p->spawn_lock);
     pool__mutex_unlock(&p->spawn_lock);
+    /* A sleeper's ask that read threads.started before the spawner
+       published this worker passed it by: the worker asks itself, so that
+       its first join looks at the pool's counts as a promotion does (see
+       "Who asks"). Relaxed: its own word, read by its own joins. */
+    POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
     pool__set_current(w);
     if (p->on_thread_start) p->on_thread_start(p->user, w->index);
     pool__spread(w); /* after the hook, which may pin it */

@@ -3,7 +3,9 @@
  * White-box (pool.h's internals are visible: POOL_IMPLEMENTATION here).
  *  - one_thread: fib through pool_join on a pool of one thread pushes no
  *    half but each task's outermost one: no promotion, one task run from a
- *    queue (the call), the result exact;
+ *    queue (the call), the result exact; the worker asked itself for a
+ *    promotion as it started (an ask made just before its start passed it
+ *    by), and the first join cleared the ask;
  *  - promote_oldest: on a worker whose deque is empty, a join that finds
  *    promote_wanted set promotes every half still lazy, its own too, oldest
  *    first (not one already pushed), clears the word, and counts them; with
@@ -43,17 +45,33 @@ static void wait_flag(atomic_int *flag, double seconds) {
 /* One thread                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* A worker asks itself as it starts (an ask made a moment before its start
+   passed it by): its first task finds promote_wanted set, and the first
+   join clears it without promoting anything on a pool that wants no
+   thread. The task is fib. */
+static atomic_int st_asked_at_start, st_asked_after_join;
+
+static void starts_asking_task(void *arg) {
+    pool__worker *w = pool__current();
+    test_fib_arg *f = (test_fib_arg *)arg;
+    atomic_store(&st_asked_at_start, (int)POOL__LOAD(&w->promote_wanted, POOL__RELAXED));
+    test_fib(f);
+    atomic_store(&st_asked_after_join, (int)POOL__LOAD(&w->promote_wanted, POOL__RELAXED));
+}
+
 static void test_one_thread(void) {
     pool *p = test_pool(1);
     pool_stats st;
     test_fib_arg f;
     test_watchdog(60, "test_lazy: one thread");
-    printf("  one thread: no promotion, one task from a queue\n");
+    printf("  one thread: no promotion, one task from a queue; a new worker asks itself\n");
     test_fib_pool = p;
     f.n = 22;
     f.result = 0;
-    pool_call_on_worker(p, test_fib, &f);
+    pool_call_on_worker(p, starts_asking_task, &f);
     CHECK_EQ_I64(f.result, 17711);
+    CHECK_EQ_I64(atomic_load(&st_asked_at_start), 1);
+    CHECK_EQ_I64(atomic_load(&st_asked_after_join), 0);
     pool_stats_get(p, &st);
     CHECK_EQ_I64(st.joins_promoted, 0);
     CHECK_EQ_I64(st.jobs_run, 1);
