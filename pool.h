@@ -1956,10 +1956,11 @@ inline T parallel_reduce(pool *p, size_t begin, size_t end, size_t grain, const 
 namespace detail {
 
 /* The leaves of sort. Elements that are small and plainly copyable are
-   sorted by a quicksort whose partition has no branch on the comparison
-   (the pick is a conditional add, where std::sort's partition mispredicts
-   about every other key when the keys are random); any other T by
-   std::sort. */
+   sorted by a quicksort whose partition, where the keys look random, has
+   no branch on the comparison (the pick is a conditional add, where
+   std::sort's partition mispredicts about every other key), and where
+   they follow a pattern (nearly sorted, interleaved runs) scans with
+   branches that are then predicted; any other T by std::sort. */
 template <class It, class Cmp> struct quicksort {
     typedef typename std::iterator_traits<It>::value_type T;
     Cmp *cmp;
@@ -1969,18 +1970,19 @@ template <class It, class Cmp> struct quicksort {
        any in the range (the pivot of an enclosing partition). bad_left:
        lopsided partitions allowed before heapsort, which bounds the worst
        case. */
-    void sort(It first, It last, bool leftmost, unsigned bad_left) {
+    void sort(It first, It last, bool leftmost, unsigned bad_left, bool patterned) {
         while (last - first > 32) {
             size_t n = (size_t)(last - first);
             std::iter_swap(first, pivot(first, n));
+            if (n >= look_keys) patterned = follows_pattern(first, n);
             if (!leftmost && !(*cmp)(first[-1], *first)) {
                 /* The pivot equals the key before the range, so every key
                    not above it equals it: they are done. Many equal keys
                    leave the range this way, a partition each. */
-                first = partition(first, last, false) + 1;
+                first = partition(first, last, false, patterned) + 1;
                 continue;
             }
-            It pivot_at = partition(first, last, true);
+            It pivot_at = partition(first, last, true, patterned);
             size_t left = (size_t)(pivot_at - first), right = n - left - 1;
             if ((left < n / 8 || right < n / 8) && bad_left-- == 0) {
                 std::make_heap(first, last, *cmp);
@@ -1989,11 +1991,11 @@ template <class It, class Cmp> struct quicksort {
             }
             /* The smaller side by recursion: a stack of log n frames. */
             if (left < right) {
-                sort(first, pivot_at, leftmost, bad_left);
+                sort(first, pivot_at, leftmost, bad_left, patterned);
                 first = pivot_at + 1;
                 leftmost = false;
             } else {
-                sort(pivot_at + 1, last, false, bad_left);
+                sort(pivot_at + 1, last, false, bad_left, patterned);
                 last = pivot_at;
             }
         }
@@ -2026,21 +2028,67 @@ template <class It, class Cmp> struct quicksort {
         return b;
     }
 
+    /* Whether a key goes left of the pivot in a partition (see below). */
+    bool goes_left(const T &key, const T &pivot, bool less) {
+        return less ? (*cmp)(key, pivot) : !(*cmp)(pivot, key);
+    }
+
+    /* Whether the keys' sides of the pivot *first follow a pattern that a
+       branch predicts: in two windows of 32 keys at random places, the side
+       seldom changes from one key to the next (nearly sorted keys, a
+       lopsided pivot), or from one key to the one after next (two sorted
+       sequences interleaved). Random keys change side about every other
+       key, 31 times a window in the mean. A range below look_keys keys
+       inherits its enclosing range's answer. */
+    static const size_t look_keys = 1024;
+    bool follows_pattern(It first, size_t n) {
+        const T &pivot = *first;
+        unsigned next_changes = 0, after_next_changes = 0;
+        for (int window = 0; window < 2; window++) {
+            It at = sample(first + 1, n - 33);
+            bool before_last = goes_left(at[0], pivot, true), last = goes_left(at[1], pivot, true);
+            next_changes += before_last != last;
+            for (int i = 2; i < 32; i++) {
+                bool side = goes_left(at[i], pivot, true);
+                next_changes += side != last;
+                after_next_changes += side != before_last;
+                before_last = last;
+                last = side;
+            }
+        }
+        return next_changes <= 6 || after_next_changes <= 6;
+    }
+
     /* Partitions around the pivot *first: the keys below it (less: true)
        or not above it (less: false) before the rest. Returns where the
-       pivot ends, between the two. Each key is swapped with the first of
-       the keys that stay right, whether or not it moves left: a key that
-       stays leaves that run of keys as it was, but for its order. A
-       throwing cmp leaves a permutation. */
-    It partition(It first, It last, bool less) {
+       pivot ends, between the two. Random keys: each key is swapped with
+       the first of the keys that stay right, whether or not it moves left
+       (no branch on the comparison): a key that stays leaves that run of
+       keys as it was, but for its order. Patterned keys: the two sides are
+       scanned from the ends inwards, behind branches that are predicted,
+       and a key that belongs on the other side is swapped with one from
+       there (an already partitioned range is left as it is). A throwing
+       cmp leaves a permutation. */
+    It partition(It first, It last, bool less, bool patterned) {
         const T pivot = *first;
         It left_end = first + 1; /* [first + 1, left_end): the left side */
-        for (It i = first + 1; i != last; ++i) {
-            const T key = *i;
-            bool left = less ? (*cmp)(key, pivot) : !(*cmp)(pivot, key);
-            *i = *left_end;
-            *left_end = key;
-            left_end += left;
+        if (patterned) {
+            It right_begin = last; /* [right_begin, last): the right side */
+            for (;;) {
+                while (left_end != right_begin && goes_left(*left_end, pivot, less)) ++left_end;
+                while (left_end != right_begin && !goes_left(right_begin[-1], pivot, less))
+                    --right_begin;
+                if (left_end == right_begin) break;
+                std::iter_swap(left_end++, --right_begin);
+            }
+        } else {
+            for (It i = first + 1; i != last; ++i) {
+                const T key = *i;
+                bool left = goes_left(key, pivot, less);
+                *i = *left_end;
+                *left_end = key;
+                left_end += left;
+            }
         }
         std::iter_swap(first, left_end - 1);
         return left_end - 1;
@@ -2068,7 +2116,7 @@ template <class It, class Cmp> void sort_leaf(It first, It last, Cmp &cmp, std::
     }
     for (size_t m = n; m > 1; m >>= 1) bad_left++;
     quicksort<It, Cmp> q = {&cmp, 0x9e3779b97f4a7c15ull ^ n};
-    q.sort(first, last, true, bad_left);
+    q.sort(first, last, true, bad_left, false);
 }
 
 template <class It, class Cmp> void sort_leaf(It first, It last, Cmp &cmp, std::false_type) {
@@ -2185,14 +2233,14 @@ void sort_buffered(sorter<Cmp> &s, It first, size_t n, unsigned depth, std::fals
    at least one leaf per thread of p, and merges split in about 4 pieces
    per thread, so its parallelism grows with the pool.
    A leaf of small trivially copyable elements (up to two pointers' size)
-   is a quicksort with a branch-free partition and pivots sampled at
-   random, one of any other T is std::sort. On a pool of one thread, or below 8192 elements, the
-   whole range is one leaf, sorted on the calling thread. Otherwise it allocates a buffer of last -
-   first elements (std::allocator, or for T not trivially copyable a std::vector). Exceptions:
-   std::bad_alloc if the buffer cannot be had; the first exception thrown by cmp or by T's moves is
-   rethrown once the rest has run, and [first, last) then holds its elements in an unspecified
-   order, or moved-from ones (the basic guarantee). Threads: any. Blocks:  until sorted (see
-   WAITING). */
+   is a quicksort with pivots sampled at random and a partition that is
+   branch-free where the keys look random, one of any other T is std::sort. On a pool of one thread,
+   or below 8192 elements, the whole range is one leaf, sorted on the calling thread. Otherwise it
+   allocates a buffer of last - first elements (std::allocator, or for T not trivially copyable a
+   std::vector). Exceptions: std::bad_alloc if the buffer cannot be had; the first exception thrown
+   by cmp or by T's moves is rethrown once the rest has run, and [first, last) then holds its
+   elements in an unspecified order, or moved-from ones (the basic guarantee). Threads: any. Blocks:
+   until sorted (see WAITING). */
 template <class It, class Cmp> inline void sort(pool *p, It first, It last, Cmp cmp) {
     size_t n = (size_t)(last - first);
     size_t threads = (size_t)pool_num_threads(p);
