@@ -4734,8 +4734,9 @@ static void pool__want_promotion(pool__worker *v, pool__ask ask) {
 static void pool__want_promotions_of(pool *p, const pool__worker *except, pool__ask ask) {
     /* Acquire: pairs with pool__spawn's release; the workers below are set.
        seq_cst for a paired ask: a worker it does not count yet asks itself
-       once it starts (pool__worker_main), and pool__spawn's seq_cst store
-       puts that start after this load. */
+       once it starts (pool__worker_main), and the seq_cst store in
+       pool__spawn_locked_below puts that start after this load; a slot
+       taken after this read asks itself too (pool__slot_take). */
     uint32_t n = ask == POOL__ASK_PAIRED ? POOL__LOAD(&p->threads.started, POOL__SEQ_CST)
                                          : POOL__LOAD(&p->threads.started, POOL__ACQUIRE),
              i;
@@ -5507,8 +5508,9 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
 /* every worker too, since a join reads nothing of the pool's: a worker as  */
 /* it falls asleep, a worker as it parks (its stand-in is to be woken or    */
 /* started), and pool_set_active_threads as it raises the count. A worker   */
-/* asks itself as it starts, since an ask made a moment before passed it    */
-/* by. A promotion after which the pool still wants a thread leaves the ask */
+/* asks itself as it starts, and an outside caller as it takes a slot while */
+/* the pool wants a thread, since an ask made a moment before passed it by. */
+/* A promotion after which the pool still wants a thread leaves the ask     */
 /* standing for the next join. The heartbeat asks every worker of a busy    */
 /* pool besides.                                                            */
 /*                                                                          */
@@ -6555,10 +6557,11 @@ static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
        sleep, and a thief would not find its work. */
     pool__mutex_lock(&p->spawn_lock);
     pool__mutex_unlock(&p->spawn_lock);
-    /* A sleeper's ask that read threads.started before the spawner
-       published this worker passed it by: the worker asks itself, so that
-       its first join looks at the pool's counts as a promotion does (see
-       "Who asks"). Relaxed: its own word, read by its own joins. */
+    /* An ask (a sleeper's, a parker's, a raised count's) that read
+       threads.started before the spawner published this worker passed it
+       by: the worker asks itself, so that the first join that reads the
+       word (a nested join, see "Who asks") promotes and looks at the
+       pool's counts. Relaxed: its own word, read by its own joins. */
     POOL__STORE(&w->promote_wanted, 1, POOL__RELAXED);
     pool__set_current(w);
     if (p->on_thread_start) p->on_thread_start(p->user, w->index);
@@ -7043,6 +7046,13 @@ static pool__worker *pool__slot_take(pool *p) {
         if (POOL__CAS(&p->slots_taken, &taken, taken | (uint32_t)1 << k, POOL__SEQ_CST,
                       POOL__RELAXED)) {
             pool__note_cpu(pool__slot(p, k), POOL__CURRENT_CPU()); /* see the sleep section */
+            /* An ask that read the slots before this CAS passed the slot
+               by: the holder asks itself if the pool wants a thread. Its
+               counts are read seq_cst after the seq_cst CAS, so an asker
+               that missed the CAS was counted before they are read.
+               Relaxed store: the holder's own word now. */
+            if (pool__wants_thread(p))
+                POOL__STORE(&pool__slot(p, k)->promote_wanted, 1, POOL__RELAXED);
             return pool__slot(p, k);
         }
     }

@@ -5,7 +5,7 @@
  *    half but each task's outermost one: no promotion, one task run from a
  *    queue (the call), the result exact; the worker asked itself for a
  *    promotion as it started (an ask made just before its start passed it
- *    by), and the first join cleared the ask;
+ *    by), and the first nested join cleared the ask;
  *  - promote_oldest: on a worker whose deque is empty, a join that finds
  *    promote_wanted set promotes every half still lazy, its own too, oldest
  *    first (not one already pushed), clears the word, and counts them; with
@@ -47,8 +47,8 @@ static void wait_flag(atomic_int *flag, double seconds) {
 
 /* A worker asks itself as it starts (an ask made a moment before its start
    passed it by): its first task finds promote_wanted set, and the first
-   join clears it without promoting anything on a pool that wants no
-   thread. The task is fib. */
+   nested join (the outermost one reads nothing) clears it without
+   promoting anything on a pool that wants no thread. The task is fib. */
 static atomic_int st_asked_at_start, st_asked_after_join;
 
 static void starts_asking_task(void *arg) {
@@ -60,11 +60,16 @@ static void starts_asking_task(void *arg) {
 }
 
 static void test_one_thread(void) {
-    pool *p = test_pool(1);
+    pool_config cfg;
+    pool *p;
     pool_stats st;
     test_fib_arg f;
     test_watchdog(60, "test_lazy: one thread");
     printf("  one thread: no promotion, one task from a queue; a new worker asks itself\n");
+    memset(&cfg, 0, sizeof cfg);
+    cfg.num_threads = 1;
+    cfg.heartbeat_us = POOL_HEARTBEAT_OFF; /* a beat would ask again ($POOL_HEARTBEAT_US) */
+    p = test_pool_cfg(&cfg);
     test_fib_pool = p;
     f.n = 22;
     f.result = 0;

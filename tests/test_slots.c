@@ -14,6 +14,10 @@
  *                       pool_join and pool_scope_wait still finish, on main
  *   promotions_asked    an idle worker's request for promotions reaches the
  *                       slot (white-box)
+ *   slot_asks_itself    a caller that takes a slot while the pool wants a
+ *                       thread asks itself for promotions (an ask made just
+ *                       before passed the slot by), and not while every
+ *                       worker is busy (white-box)
  *   leftovers           a detached task and a spawn into an outer scope left
  *                       in the slot when the call returns run, once each
  *   on_worker           pool_call_on_worker runs on a worker thread, from
@@ -57,6 +61,16 @@ static pool *pool_of(int threads, int slots) {
 static int wait_flag(atomic_int *flag, double seconds) {
     double until = test_now() + seconds;
     while (!atomic_load(flag)) {
+        if (test_now() > until) return 0;
+        sched_yield();
+    }
+    return 1;
+}
+
+/* Waits (yielding) until *count reaches n; gives up after `seconds`. */
+static int wait_flag_count(atomic_int *count, int n, double seconds) {
+    double until = test_now() + seconds;
+    while (atomic_load(count) < n) {
         if (test_now() > until) return 0;
         sched_yield();
     }
@@ -224,6 +238,52 @@ static void promotions_asked(void) {
     pool_call(p, ask_from_a_worker, NULL);
     CHECK(asking_slot && pool__is_slot(asking_slot));
     CHECK_EQ_I64(asked, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static atomic_int held_workers, release_held;
+
+static void hold_worker(pool_task *t) {
+    (void)t;
+    atomic_fetch_add(&held_workers, 1);
+    wait_flag(&release_held, 60);
+}
+
+/* Takes a slot of q by hand and says whether it asked itself. */
+static int slot_take_asks(pool *q) {
+    pool__worker *slot = pool__slot_take(q);
+    int asks;
+    CHECK(slot != NULL);
+    if (!slot) return -1;
+    asks = (int)POOL__LOAD(&slot->promote_wanted, POOL__RELAXED);
+    POOL__STORE(&slot->promote_wanted, 0, POOL__RELAXED);
+    pool__slot_give_back(q, slot);
+    return asks;
+}
+
+static void slot_asks_itself(void) {
+    pool *q = pool_of(2, 0);
+    pool_task holders[2];
+    double until = test_now() + 10;
+    int i;
+    printf("  slot_asks_itself: a slot taken while the pool wants a thread asks itself\n");
+    /* Fresh, or once idle: a thread to start, or a worker asleep. */
+    while (!pool__wants_thread(q) && test_now() < until) test_sleep_us(1000);
+    CHECK(pool__wants_thread(q));
+    CHECK_EQ_I64(slot_take_asks(q), 1);
+    atomic_store(&held_workers, 0);
+    atomic_store(&release_held, 0);
+    for (i = 0; i < 2; i++) {
+        holders[i] = (pool_task)POOL_TASK_INIT(hold_worker);
+        CHECK(pool_submit(q, &holders[i]) == 0);
+    }
+    CHECK(wait_flag_count(&held_workers, 2, 10));
+    /* Every worker busy, none to start: nobody to ask for. */
+    CHECK(!pool__wants_thread(q));
+    CHECK_EQ_I64(slot_take_asks(q), 0);
+    atomic_store(&release_held, 1);
+    CHECK(pool_destroy(q) == 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -545,6 +605,7 @@ int main(void) {
     stolen_from_slot();
     busy_workers();
     promotions_asked();
+    slot_asks_itself();
     leftovers();
     on_worker();
     nested();
