@@ -2242,9 +2242,10 @@ void sort_buffered(sorter<Cmp> &s, It first, size_t n, unsigned depth, std::fals
    or below 8192 elements, the whole range is one leaf, sorted on the calling thread. Otherwise it
    allocates a buffer of last - first elements (std::allocator, or for T not trivially copyable a
    std::vector). Exceptions: std::bad_alloc if the buffer cannot be had; the first exception thrown
-   by cmp or by T's moves is rethrown once the rest has run, and [first, last) then holds its
-   elements in an unspecified order, or moved-from ones (the basic guarantee). Threads: any. Blocks:
-   until sorted (see WAITING). */
+   by cmp or by T's moves is rethrown once the rest has run, and [first, last) then holds valid
+   elements in an unspecified order: its own, but where a move was cut short a moved-from one, or
+   for plainly copyable T a copy of another (the basic guarantee, as std::sort gives it). Threads:
+   any. Blocks: until sorted (see WAITING). */
 template <class It, class Cmp> inline void sort(pool *p, It first, It last, Cmp cmp) {
     size_t n = (size_t)(last - first);
     size_t threads = (size_t)pool_num_threads(p);
