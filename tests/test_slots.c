@@ -67,16 +67,6 @@ static int wait_flag(atomic_int *flag, double seconds) {
     return 1;
 }
 
-/* Waits (yielding) until *count reaches n; gives up after `seconds`. */
-static int wait_flag_count(atomic_int *count, int n, double seconds) {
-    double until = test_now() + seconds;
-    while (atomic_load(count) < n) {
-        if (test_now() > until) return 0;
-        sched_yield();
-    }
-    return 1;
-}
-
 /* ------------------------------------------------------------------------ */
 
 static int seen_index;
@@ -242,14 +232,6 @@ static void promotions_asked(void) {
 
 /* ------------------------------------------------------------------------ */
 
-static atomic_int held_workers, release_held;
-
-static void hold_worker(pool_task *t) {
-    (void)t;
-    atomic_fetch_add(&held_workers, 1);
-    wait_flag(&release_held, 60);
-}
-
 /* Takes a slot of q by hand and says whether it asked itself. */
 static int slot_take_asks(pool *q) {
     pool__worker *slot = pool__slot_take(q);
@@ -272,17 +254,17 @@ static void slot_asks_itself(void) {
     while (!pool__wants_thread(q) && test_now() < until) test_sleep_us(1000);
     CHECK(pool__wants_thread(q));
     CHECK_EQ_I64(slot_take_asks(q), 1);
-    atomic_store(&held_workers, 0);
-    atomic_store(&release_held, 0);
+    atomic_store(&blockers_in, 0);
+    atomic_store(&release_blockers, 0);
     for (i = 0; i < 2; i++) {
-        holders[i] = (pool_task)POOL_TASK_INIT(hold_worker);
+        holders[i] = (pool_task)POOL_TASK_INIT(blocker);
         CHECK(pool_submit(q, &holders[i]) == 0);
     }
-    CHECK(wait_flag_count(&held_workers, 2, 10));
+    while (atomic_load(&blockers_in) < 2) test_sleep_us(100);
     /* Every worker busy, none to start: nobody to ask for. */
     CHECK(!pool__wants_thread(q));
     CHECK_EQ_I64(slot_take_asks(q), 0);
-    atomic_store(&release_held, 1);
+    atomic_store(&release_blockers, 1);
     CHECK(pool_destroy(q) == 0);
 }
 
