@@ -1415,10 +1415,10 @@ POOL_DEF int pool_trace_write(const pool *p, const char *path);
    callers, so that a join of two lambdas runs inline, with no call into
    the implementation, in any translation unit. It is the lazy joins
    section's protocol, and the C join runs the very same functions. One
-   symbol is exported for it, pool__join_current_v2 (static in a
-   POOL_STATIC build); its suffix (_v2) changes with any change of layout here, so
-   that files built against different pool.h versions fail to link instead
-   of misreading a worker. */
+   symbol is exported for it, pool__join_current_v3 (static in a
+   POOL_STATIC build); its suffix (_v3) changes with any change of layout
+   or of protocol here, so that files built against different pool.h
+   versions fail to link instead of misreading a worker. */
 
 /* The header's inline functions: external inline in C++ (one definition
    for the templates below that call them, in every file), static in C and
@@ -1446,9 +1446,8 @@ typedef struct pool__call_job {
 typedef struct pool__lazy_join {
     pool__call_job job; /* fn and arg from the start; the rest once promoted */
     struct pool__lazy_join *older;
-    struct pool__lazy_join *newer;           /* valid while this is not the newest frame */
+    struct pool__lazy_join *newer;           /* set by a promotion (pool__lazy_link) */
     struct pool__lazy_join *promoted_before; /* the view's `promoted` when this one was pushed */
-    int promoted;
 } pool__lazy_join;
 
 /* A pool's thread counts. */
@@ -1485,9 +1484,9 @@ struct pool__join_view {
    wrapper function that only a C++ definition provides (macOS), or test
    for a dynamic initialiser first. */
 #ifdef POOL_STATIC
-static __thread pool__join_view *pool__join_current_v2;
+static __thread pool__join_view *pool__join_current_v3;
 #else
-extern __thread pool__join_view *pool__join_current_v2;
+extern __thread pool__join_view *pool__join_current_v3;
 #endif
 
 /* A join's start, on v's thread: records the second half, b(b_arg), in
@@ -1498,10 +1497,8 @@ POOL__HEADER_INLINE void pool__join_begin(pool__join_view *v, pool__lazy_join *f
                                           void *b_arg, int eager) {
     f->job.fn = b;
     f->job.arg = b_arg;
-    f->promoted = 0;
     f->older = v->newest;
     v->newest = f;
-    if (f->older) f->older->newer = f;
     if (eager || !f->older) v->push_half(v, f);
     else if (__atomic_load_n(v->promote_wanted, __ATOMIC_RELAXED)) v->promote(v);
 }
@@ -1509,10 +1506,14 @@ POOL__HEADER_INLINE void pool__join_begin(pool__join_view *v, pool__lazy_join *f
 /* A join's end, once its first half has returned: 1 if the caller is to
    run the second half now (it was never promoted, or was taken back), 0
    if a thief ran it. A half never promoted is taken back with a plain
-   store: no barrier, nothing another thread sees. */
+   store: no barrier, nothing another thread sees. f was promoted if and
+   only if it is the view's newest promoted frame now: the halves of the
+   newer joins, all ended, have each given that place back to the one
+   before them (pool__join_take_back), so the test needs no flag in the
+   frame to be stored at the join's start. */
 POOL__HEADER_INLINE int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
     v->newest = f->older;
-    if (!f->promoted) {
+    if (v->promoted != f) {
         /* Asked again here too: a first half that forked the last time
            returns into halves that may never fork again. */
         if (__atomic_load_n(v->promote_wanted, __ATOMIC_RELAXED)) v->promote(v);
@@ -1529,7 +1530,7 @@ POOL__HEADER_INLINE int pool__join_end(pool__join_view *v, pool__lazy_join *f) {
     defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
 POOL__HEADER_INLINE void pool__join_inline(pool *p, pool_fn a, void *a_arg, pool_fn b,
                                            void *b_arg) {
-    pool__join_view *v = pool__join_current_v2;
+    pool__join_view *v = pool__join_current_v3;
     if (v && a && b && (v->home == p || (!p && v->home_is_default))) {
         pool__lazy_join f;
         pool__join_begin(v, &f, b, b_arg, 0);
@@ -1580,7 +1581,7 @@ POOL__HEADER_INLINE void pool__join_inline(pool *p, pool_fn a, void *a_arg, pool
 /* pool__join_begin and _end as the C join, with no call into the           */
 /* implementation unless b is promoted (see the lazy joins section): the    */
 /* compiler sees both lambdas whole. It reads the worker through one        */
-/* thread-local, pool__join_current_v2, exported by the implementation      */
+/* thread-local, pool__join_current_v3, exported by the implementation      */
 /* file (the one private symbol pool.h exports). With POOL_STATIC, each     */
 /* file that includes pool.h has its own implementation, and this whole     */
 /* namespace is given internal linkage too: C++ in that file joins inline   */
@@ -1857,7 +1858,7 @@ template <class F> struct loop {
    Threads: any (from outside the pool, as pool_join).
    Blocks:  until both have returned (see WAITING). */
 template <class A, class B> inline void join(pool *p, A &&a, B &&b) {
-    pool__join_view *v = pool__join_current_v2;
+    pool__join_view *v = pool__join_current_v3;
     if (v && (v->home == p || (!p && v->home_is_default))) detail::join_inline(v, a, b);
     else detail::join_elsewhere(p, a, b);
 }
@@ -3855,7 +3856,7 @@ struct pool {
 };
 
 #ifndef POOL_STATIC
-__thread pool__join_view *pool__join_current_v2;
+__thread pool__join_view *pool__join_current_v3;
 #endif
 
 /* The worker whose join view v is: its first member. */
@@ -3865,7 +3866,7 @@ static pool__worker *pool__worker_of_view(pool__join_view *v) { return (pool__wo
    their section); NULL on a thread outside every pool. The thread-local
    that says so is the inline join's (see its section in the API). */
 POOL__INLINE pool__worker *pool__current(void) {
-    pool__join_view *v = pool__join_current_v2;
+    pool__join_view *v = pool__join_current_v3;
     return v ? pool__worker_of_view(v) : NULL;
 }
 
@@ -3890,7 +3891,7 @@ static uint64_t pool__outside_thread_id(void) {
 }
 
 /* This thread becomes w's (NULL: no worker's). */
-static void pool__set_current(pool__worker *w) { pool__join_current_v2 = w ? &w->join : NULL; }
+static void pool__set_current(pool__worker *w) { pool__join_current_v3 = w ? &w->join : NULL; }
 
 /* The calling thread's index in its pool, or -1 (see pool_worker_index). */
 static int pool__worker_index(void) {
@@ -5480,10 +5481,12 @@ POOL__COLD void pool__scope_skip(pool__worker *w, pool_task *t, pool_scope *s) {
 /* The invariants, and what each one is for:                                */
 /*  - The halves newer than the list's newest promoted one                  */
 /*    (`join.promoted`) are all lazy, and a promotion takes the oldest of   */
-/*    them first, following the frames' links to newer frames: no walk, and */
-/*    thieves get the biggest pieces. (Halves older than it may be lazy     */
-/*    too, when an eager join, pool_parallel_for's, began inside a lazy     */
-/*    one: they stay lazy until it ends, and run on their own worker.)      */
+/*    them first, so that thieves get the biggest pieces. It links them     */
+/*    from older to newer as it walks down from the newest, so that a       */
+/*    join's start stores into no frame but its own. (Halves older than it  */
+/*    may be lazy too, when an eager join, pool_parallel_for's, began       */
+/*    inside a lazy one: they stay lazy until it ends, and run on their     */
+/*    own worker.)                                                          */
 /*  - Halves are promoted only onto an empty deque, oldest first. The deque */
 /*    keeps its order, every item older than those above it, which the     */
 /*    waiting rule's run bases depend on (an older half pushed above a      */
@@ -5556,14 +5559,28 @@ static void pool__lazy_job_init(pool__worker *w, pool__lazy_join *f) {
 static int pool__lazy_push(pool__worker *w, pool__lazy_join *f) {
     pool__lazy_job_init(w, f);
     if (pool__deque_push(&w->deque, &f->job.task) != 0) return ENOMEM;
-    f->promoted = 1;
     f->promoted_before = w->join.promoted;
     w->join.promoted = f;
     return 0;
 }
 
-/* The oldest lazy half newer than the newest promoted one, or NULL. A list
-   whose outermost half could not be pushed (no memory) promotes nothing. */
+/* Links the lazy halves newer than the newest promoted one from older to
+   newer, for pool__lazy_next. Done here rather than at each join's start:
+   a join then stores into no frame but its own, and the walk visits the
+   frames that the promotion pushes anyway. Nothing to link when nothing
+   was promoted (no memory for the list's outermost half). */
+static void pool__lazy_link(pool__worker *w) {
+    pool__lazy_join *f;
+    if (!w->join.promoted) return;
+    for (f = w->join.newest; f != w->join.promoted; f = f->older) {
+        POOL__INVARIANT(f->older != NULL); /* the promoted frame is on the list */
+        f->older->newer = f;
+    }
+}
+
+/* The oldest lazy half newer than the newest promoted one, or NULL; the
+   links are pool__lazy_link's. A list whose outermost half could not be
+   pushed (no memory) promotes nothing. */
 static pool__lazy_join *pool__lazy_next(pool__worker *w) {
     pool__lazy_join *last = w->join.promoted;
     return last && last != w->join.newest ? last->newer : NULL;
@@ -5617,6 +5634,7 @@ POOL__COLD void pool__promote(pool__worker *w) {
         if (sleeping && awake_idle < queued)
             pool__new_moved_jobs(w, queued > 65535 ? 65535 : (uint32_t)queued, POOL__LOCK_TRY);
     } else {
+        pool__lazy_link(w);
         while (n < 65535 && (f = pool__lazy_next(w)) != NULL && pool__lazy_push(w, f) == 0) n++;
         if (n) {
             POOL__COUNT(w->stats.joins_promoted, n);

@@ -320,7 +320,7 @@ static long fib_serial(int n) {
 
 /* Whether this thread's join view is p's: a join on p here is inline. */
 static bool view_is(pool *p) {
-    pool__join_view *v = pool__join_current_v2;
+    pool__join_view *v = pool__join_current_v3;
     return v && v->home == p;
 }
 
@@ -328,7 +328,7 @@ static void part_join() {
     std::printf("  join: fib on 1, 2, 4 threads, outside, worker, nested, cross-pool, NULL\n");
     watchdog(120, "test_cpp join");
     int top = test_scale() < 1 ? 22 : 25;
-    CHECK(pool__join_current_v2 == nullptr); /* main is outside every pool */
+    CHECK(pool__join_current_v3 == nullptr); /* main is outside every pool */
     pool *other = make_pool(2);
     for (int threads : pool_sizes) {
         pool *p = make_pool(threads);
@@ -336,7 +336,7 @@ static void part_join() {
         for (int n = 20; n <= top; n++) {
             long want = fib_serial(n);
             CHECK_EQ(fib(p, n), want);               /* from outside: pool_join's way */
-            CHECK(pool__join_current_v2 == nullptr); /* and nothing left behind */
+            CHECK(pool__join_current_v3 == nullptr); /* and nothing left behind */
             bool inline_view = false, on_worker = false;
             long got = pool_cpp::call(p, [&] {
                 inline_view = view_is(p);
@@ -397,7 +397,7 @@ static void part_join() {
     CHECK_EQ(pool_cpp::call(nullptr,
                             [&] {
                                 /* A NULL pool is inline on a thread of the default pool. */
-                                pool__join_view *v = pool__join_current_v2;
+                                pool__join_view *v = pool__join_current_v3;
                                 default_view = v && v->home_is_default;
                                 return fib(nullptr, 21);
                             }),

@@ -10,7 +10,7 @@
 #  3. Mixed: the implementation compiled as C ($CC -std=c99 -c, POOL_IMPLEMENTATION) and
 #     linked with a C++ file that includes pool.h without it and uses pool_cpp::join, call,
 #     parallel_for, scope and sort. On a worker of its pool that file's thread-local
-#     pool__join_current_v2 (the C object's) is a view whose home is the pool: the join there
+#     pool__join_current_v3 (the C object's) is a view whose home is the pool: the join there
 #     takes the inline path.
 #  4. POOL_STATIC: two C++ files, each with POOL_STATIC and POOL_IMPLEMENTATION, each joining
 #     on a pool of its own copy (inline on its own workers, through pool_join from the other
@@ -167,20 +167,20 @@ int main() {
     cfg.external_slots = POOL_EXTERNAL_SLOTS_NONE; /* a call from outside runs on a worker */
     pool *p = nullptr;
     if (pool_create(&p, &cfg) != 0) return 2;
-    CHECK(pool__join_current_v2 == nullptr);
+    CHECK(pool__join_current_v3 == nullptr);
     CHECK(fib(p, 22) == 17711);
     /* On a worker: this file reads the C object's thread-local, the worker's view, whose home
        is the pool, so join takes the inline path (join_inline: no call into the C join). */
     bool inline_path = false, in_a = false;
     long r = pool_cpp::call(p, [&] {
-        pool__join_view *v = pool__join_current_v2;
+        pool__join_view *v = pool__join_current_v3;
         inline_path = v != nullptr && v->home == p && pool_worker_index() >= 0;
         long x = 0;
         pool_cpp::join(
             p,
             [&] {
                 /* Inside a: the inline join's frame is the view's newest. */
-                in_a = v != nullptr && pool__join_current_v2 == v && v->newest != nullptr;
+                in_a = v != nullptr && pool__join_current_v3 == v && v->newest != nullptr;
                 x += fib(p, 20);
             },
             [&] { x += 1000000; });
@@ -262,7 +262,7 @@ void stop_$side() { pool_destroy(the_pool); }
    file's view is its pool's inside the call (the inline path). */
 long fib_$side(int n, bool *inline_here) {
     return pool_cpp::call(the_pool, [&] {
-        *inline_here = pool__join_current_v2 && pool__join_current_v2->home == the_pool;
+        *inline_here = pool__join_current_v3 && pool__join_current_v3->home == the_pool;
         return fib(the_pool, n);
     });
 }
@@ -273,7 +273,7 @@ long fib_$side(int n, bool *inline_here);
 long fib_$other(int n, bool *inline_here);
 long cross_$side(int n, bool *other_inline, bool *mine_inline) {
     return pool_cpp::call(the_pool, [&] {
-        *mine_inline = pool__join_current_v2 && pool__join_current_v2->home == the_pool;
+        *mine_inline = pool__join_current_v3 && pool__join_current_v3->home == the_pool;
         long x = 0, y = 0;
         pool_cpp::join(
             the_pool, [&] { x += fib_$other(n, other_inline); }, [&] { y += fib(the_pool, n); });

@@ -5,7 +5,7 @@
 #  1. An implementation TU (POOL_IMPLEMENTATION and nothing else) built as
 #     an object: every defined global symbol is a public pool_* name (not
 #     pool__*) but for the inline join's one documented symbol,
-#     pool__join_current_v2, which must be there; and every function pool.h
+#     pool__join_current_v3, which must be there; and every function pool.h
 #     declares with POOL_DEF is there.
 #  2. With POOL_STATIC: the object defines no global symbol at all.
 #
@@ -36,9 +36,9 @@ if ! $CC $CFLAGS -Wall -Wextra -I. -c -o "$BUILD/impl.o" "$BUILD/impl.c"; then
 fi
 $NM -g --defined-only "$BUILD/impl.o" | awk 'NF >= 3 { print $3 }' | sort -u >"$BUILD/exported.txt"
 # Not public: anything outside pool_*, and pool__* (private) but the inline join's symbol.
-bad=$(grep -v '^pool_[a-z]' "$BUILD/exported.txt" | grep -vx 'pool__join_current_v2')
-if ! grep -qx 'pool__join_current_v2' "$BUILD/exported.txt"; then
-    echo "the inline join's symbol pool__join_current_v2 is not exported"
+bad=$(grep -v '^pool_[a-z]' "$BUILD/exported.txt" | grep -vx 'pool__join_current_v3')
+if ! grep -qx 'pool__join_current_v3' "$BUILD/exported.txt"; then
+    echo "the inline join's symbol pool__join_current_v3 is not exported"
     fail=1
 fi
 if [ -n "$bad" ]; then
