@@ -5566,9 +5566,11 @@ static int pool__lazy_push(pool__worker *w, pool__lazy_join *f) {
 
 /* Links the lazy halves newer than the newest promoted one from older to
    newer, for pool__lazy_next. Done here rather than at each join's start:
-   a join then stores into no frame but its own, and the walk visits the
-   frames that the promotion pushes anyway. Nothing to link when nothing
-   was promoted (no memory for the list's outermost half). */
+   a join then stores into no frame but its own. The walk covers the lazy
+   frames, which the promotion then pushes, all but those past its cap of
+   65535 (the next promotion walks them again). Nothing to link when
+   nothing was pushed: an empty list, or no memory for its outermost
+   half. */
 static void pool__lazy_link(pool__worker *w) {
     pool__lazy_join *f;
     if (!w->join.promoted) return;
@@ -5579,8 +5581,8 @@ static void pool__lazy_link(pool__worker *w) {
 }
 
 /* The oldest lazy half newer than the newest promoted one, or NULL; the
-   links are pool__lazy_link's. A list whose outermost half could not be
-   pushed (no memory) promotes nothing. */
+   links it follows are pool__lazy_link's, made just before. A list whose
+   outermost half could not be pushed (no memory) promotes nothing. */
 static pool__lazy_join *pool__lazy_next(pool__worker *w) {
     pool__lazy_join *last = w->join.promoted;
     return last && last != w->join.newest ? last->newer : NULL;
@@ -7938,11 +7940,13 @@ static void pool__join_push_half(pool__join_view *v, pool__lazy_join *f) {
 static void pool__join_promote(pool__join_view *v) { pool__promote(pool__worker_of_view(v)); }
 
 /* f's half was pushed: popped back from the deque, or if it was stolen,
-   waited for (leapfrogging, see the waiting section). */
+   waited for (leapfrogging, see the waiting section). pool__join_end
+   calls it for the view's newest promoted frame only, which is how it
+   knows f was pushed: any path that left a newer frame there, or took f
+   off early, would make a pushed half look lazy, run twice. */
 static int pool__join_take_back(pool__join_view *v, pool__lazy_join *f) {
     pool__worker *w = pool__worker_of_view(v);
     pool_task *t;
-    POOL__INVARIANT(w->join.promoted == f); /* newer ones have ended */
     w->join.promoted = f->promoted_before;
     t = pool__deque_pop(&w->deque);
     return t == &f->job.task || pool__join_slow(w, &f->job, t);

@@ -9,7 +9,9 @@
  *  - promote_oldest: on a worker whose deque is empty, a join that finds
  *    promote_wanted set promotes every half still lazy, its own too, oldest
  *    first (not one already pushed), clears the word, and counts them; with
- *    the deque not empty it promotes nothing (the deque's order);
+ *    the deque not empty it promotes nothing (the deque's order); a join's
+ *    end that finds the word set promotes the halves of the joins around
+ *    it, and their ends take them back;
  *  - hand_made (workers set up by hand, no thread): a task taken from a
  *    queue starts with an empty list of lazy joins, and the list it
  *    interrupted is back after it; a fruitless search sets promote_wanted
@@ -93,11 +95,14 @@ static void test_one_thread(void) {
    (l2_a, l2_b), lazily; l2_a sets W1's promote_wanted and joins (l3_a,
    l3_b): that join must promote l2's half, then its own, in that order.
    l3_a pushes a scope task and sets promote_wanted again: the join of
-   (l4_a, l4_b) must promote nothing, the deque not being empty. */
+   (l4_a, l4_b) must promote nothing, the deque not being empty. Then l1_a
+   joins (m1_a, m1_b), lazily; m1_a joins (m2_a, m2_b), and m2_a sets
+   promote_wanted as it returns: the end of m2's join must promote m1's
+   half, and the end of m1's must take it back from the deque. */
 static pool *lz_pool;
-static atomic_int lz_b_started, lz_release, lz_runs[8], lz_failed;
+static atomic_int lz_b_started, lz_release, lz_runs[10], lz_failed;
 static pool_scope lz_scope;
-static pool__lazy_join *lz_l2;
+static pool__lazy_join *lz_l2, *lz_m1;
 
 static void lz_count(int i) { atomic_fetch_add(&lz_runs[i], 1); }
 
@@ -164,6 +169,29 @@ static void lz_l2_a(void *arg) {
     CHECK(w->join.promoted == lz_l2); /* l3's join ended: back to l2 */
 }
 
+static void lz_m2_a(void *arg) {
+    (void)arg;
+    POOL__STORE(&pool__current()->promote_wanted, 1, POOL__RELAXED); /* seen at m2's end */
+}
+
+static void lz_m2_b(void *arg) { /* after m2's end, which promoted m1's half */
+    pool__worker *w = pool__current();
+    (void)arg;
+    lz_count(8);
+    CHECK(pushed(w, lz_m1));
+    CHECK(w->join.newest == lz_m1);
+    CHECK_EQ_I64(pool__deque_len(&w->deque), 1);
+    CHECK_EQ_I64(w->stats.joins_promoted, 3);
+}
+
+static void lz_m1_a(void *arg) {
+    pool__worker *w = pool__current();
+    (void)arg;
+    lz_m1 = w->join.newest;
+    CHECK(!pushed(w, lz_m1));
+    pool_join(lz_pool, lz_m2_a, NULL, lz_m2_b, NULL);
+}
+
 static void lz_l1_a(void *arg) {
     pool__worker *w = pool__current();
     (void)arg;
@@ -177,6 +205,11 @@ static void lz_l1_a(void *arg) {
     POOL__STORE(&w->promote_wanted, 0, POOL__RELAXED);
     pool_join(lz_pool, lz_l2_a, NULL, lz_half, (void *)(intptr_t)4);
     CHECK(w->join.promoted == w->join.newest); /* l1's frame again */
+    CHECK_EQ_I64(POOL__LOAD(&w->promote_wanted, POOL__RELAXED), 0);
+    pool_join(lz_pool, lz_m1_a, NULL, lz_half, (void *)(intptr_t)9);
+    CHECK_EQ_I64(w->stats.joins_promoted, 3);
+    CHECK_EQ_I64(pool__deque_len(&w->deque), 0); /* m1's half was taken back */
+    CHECK(w->join.promoted == w->join.newest);
     atomic_store(&lz_release, 1);
 }
 static void lz_l1_b(void *arg) {
@@ -196,10 +229,15 @@ static void lz_scrub_stack(void) {
     for (i = 0; i < sizeof below; i++) below[i] = 0;
 }
 
+static void lz_joins(void) { pool_join(lz_pool, lz_l1_a, NULL, lz_l1_b, NULL); }
+
+/* The joins are called through a volatile pointer, so that no compiler
+   puts the outermost frame into lz_root's own, above the scrubbed part. */
 static void lz_root(void *arg) {
+    void (*volatile joins)(void) = lz_joins;
     (void)arg;
     lz_scrub_stack();
-    pool_join(lz_pool, lz_l1_a, NULL, lz_l1_b, NULL);
+    joins();
 }
 
 static void test_promote_oldest(void) {
@@ -209,7 +247,7 @@ static void test_promote_oldest(void) {
     lz_pool = test_pool(2);
     pool_call_on_worker(lz_pool, lz_root, NULL);
     CHECK_MSG(!atomic_load(&lz_failed), "the outermost half was not stolen within 10 s");
-    for (i = 1; i < 8; i++) CHECK_EQ_I64(atomic_load(&lz_runs[i]), 1);
+    for (i = 1; i < 10; i++) CHECK_EQ_I64(atomic_load(&lz_runs[i]), 1);
     CHECK(pool_destroy(lz_pool) == 0);
 }
 
