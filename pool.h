@@ -9131,6 +9131,7 @@ POOL__IMPL int pool_parallel_reduce(pool *p, size_t begin, size_t end, size_t gr
 #define POOL__MERGE_SERIAL 8192 /* elements merged: below, a merge is not split */
 #define POOL__SORT_INDIRECT 32  /* bytes: above, records are sorted as pointers */
 #define POOL__SORT_SMALL 16     /* elements: below, quicksort's insertion sort */
+#define POOL__SORT_AHEAD 32     /* pointers: how far ahead a pass asks for records */
 
 typedef struct pool__sort {
     pool *target;
@@ -9165,17 +9166,34 @@ typedef struct pool__merge {
     char *out;
 } pool__merge;
 
+/* A pass over an array of pointers to records, at p: asks the cache for
+   the record POOL__SORT_AHEAD pointers on, if the array (ending at end)
+   goes that far. Above the cache's size the records a pass reads through
+   its pointers are at random places, each a miss the pass would wait for;
+   asked for this early, they arrive while it works on the ones before. */
+POOL__INLINE void pool__sort_fetch_ahead(const char *p, const char *end) {
+    if (end - p > (ptrdiff_t)(POOL__SORT_AHEAD * sizeof(void *)))
+        __builtin_prefetch(*(void *const *)(p + POOL__SORT_AHEAD * sizeof(void *)));
+}
+
 /* The merge loop, made for one element size and kind by its callers'
    constants. Branch-free: which run gives the next element is data, a
-   coin toss on random input, so a conditional move beats a branch. */
+   coin toss on random input, so a conditional move beats a branch. The
+   source and the steps are picked by masks rather than by ?:, which
+   compilers turn back into the branch for small elements. */
 POOL__INLINE void pool__merge_loop(int (*cmp)(const void *, const void *), size_t z, int indirect,
                                    const char *a, const char *a_end, const char *b,
                                    const char *b_end, char *out) {
     while (a < a_end && b < b_end) {
-        int take_b = indirect ? cmp(*(void *const *)b, *(void *const *)a) < 0 : cmp(b, a) < 0;
-        memcpy(out, take_b ? b : a, z);
-        b += take_b ? z : 0;
-        a += take_b ? 0 : z;
+        int take_b;
+        if (indirect) pool__sort_fetch_ahead(a, a_end), pool__sort_fetch_ahead(b, b_end);
+        take_b = indirect ? cmp(*(void *const *)b, *(void *const *)a) < 0 : cmp(b, a) < 0;
+        {
+            size_t mask = (size_t)0 - (size_t)take_b, step_b = z & mask; /* all ones: b */
+            memcpy(out, (const char *)((uintptr_t)a ^ (((uintptr_t)a ^ (uintptr_t)b) & mask)), z);
+            b += step_b;
+            a += z - step_b;
+        }
         out += z;
     }
     memcpy(out, a, (size_t)(a_end - a));
@@ -9398,7 +9416,10 @@ static void pool__sort_gather_run(void *arg, size_t lo, size_t hi) {
         memcpy(g->base + lo * g->size, g->records + lo * g->size, (hi - lo) * g->size);
         return;
     }
-    for (i = lo; i < hi; i++) memcpy(g->records + i * g->size, g->order[i], g->size);
+    for (i = lo; i < hi; i++) {
+        pool__sort_fetch_ahead((const char *)&g->order[i], (const char *)&g->order[hi]);
+        memcpy(g->records + i * g->size, g->order[i], g->size);
+    }
 }
 
 typedef struct pool__sort_call {
