@@ -9167,7 +9167,8 @@ typedef struct pool__merge {
 } pool__merge;
 
 /* A pass over an array of pointers to records, at p: asks the cache for
-   the record POOL__SORT_AHEAD pointers on, if the array (ending at end)
+   the start of the record POOL__SORT_AHEAD pointers on (the line a
+   comparator reading a leading key needs), if the array (ending at end)
    goes that far. Above the cache's size the records a pass reads through
    its pointers are at random places, each a miss the pass would wait for;
    asked for this early, they arrive while it works on the ones before. */
@@ -9179,8 +9180,8 @@ POOL__INLINE void pool__sort_fetch_ahead(const char *p, const char *end) {
 /* The merge loop, made for one element size and kind by its callers'
    constants. Branch-free: which run gives the next element is data, a
    coin toss on random input, so a conditional move beats a branch. The
-   source and the steps are picked by masks rather than by ?:, which
-   compilers turn back into the branch for small elements. */
+   source and the steps are picked by masks rather than by ?:, which gcc
+   compiled back into the branch for 4-byte elements. */
 POOL__INLINE void pool__merge_loop(int (*cmp)(const void *, const void *), size_t z, int indirect,
                                    const char *a, const char *a_end, const char *b,
                                    const char *b_end, char *out) {
@@ -9189,8 +9190,9 @@ POOL__INLINE void pool__merge_loop(int (*cmp)(const void *, const void *), size_
         if (indirect) pool__sort_fetch_ahead(a, a_end), pool__sort_fetch_ahead(b, b_end);
         take_b = indirect ? cmp(*(void *const *)b, *(void *const *)a) < 0 : cmp(b, a) < 0;
         {
-            size_t mask = (size_t)0 - (size_t)take_b, step_b = z & mask; /* all ones: b */
-            memcpy(out, (const char *)((uintptr_t)a ^ (((uintptr_t)a ^ (uintptr_t)b) & mask)), z);
+            uintptr_t pick_b = (uintptr_t)0 - (uintptr_t)take_b; /* all ones: b */
+            size_t step_b = z & ((size_t)0 - (size_t)take_b);
+            memcpy(out, (const char *)((uintptr_t)a ^ (((uintptr_t)a ^ (uintptr_t)b) & pick_b)), z);
             b += step_b;
             a += z - step_b;
         }
