@@ -6693,10 +6693,12 @@ typedef struct pool__awaited {
    costs a system call and, where another thread is ready on the CPU (an
    idle worker, when outside callers in slots outnumber the spare CPUs),
    that thread's turn: waits for a 1023-node tree's stolen halves took a
-   few times as long as the spin (bench/results/wait-spin-2026-11-28.txt). */
+   few times as long as the spin (bench/results/wait-spin-2026-11-28.txt).
+   Where no other thread is ready, the yields kept the CPU busy as well;
+   where one is, the spin holds it back by the spin's length at most. */
 #define POOL__WAIT_ROUNDS 32
-#define POOL__WAIT_SPIN_ROUNDS 4
-#define POOL__WAIT_SPINS 16
+#define POOL__WAIT_SPIN_ROUNDS 8
+#define POOL__WAIT_SPINS 64
 
 /* Spin rounds of a thread that is not a worker of the pool, when an awake
    worker took its job: a call of a small job is often done within
