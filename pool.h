@@ -8453,6 +8453,29 @@ static int pool__scope_wait_done(pool_scope *s, pool *p) {
     return pool__scope_wait_owned(s, p, state & ~POOL__LATCH_FLAGS);
 }
 
+/* Whether a wait for s has nothing to do: no task of s unfinished, none
+   run at once in progress, and no cancel to end. The common case on a
+   worker (a scope whose tasks the throttle ran at once, or its waiter's
+   own waits already ran), so it is looked at first, before the checks for
+   a wait for itself. A scope made outside every pool never takes it: its
+   wait counts its runs at once in the statistics (pool__outside_runs_count).
+   A thread inside a task of s never finds s settled: that task is counted
+   until after its run (a queued one) or makes inline_runs odd (a run at
+   once); a thief running a join half of it, or a worker running a call
+   made from it, is inside it too, and the task cannot end before the
+   half or the call, whose queue published the count or the run number.
+   The run number is read before the count. Its acquire pairs with the
+   release of a run's end, and the run counted whatever it spawned into s
+   before it ended, so the count read after it holds those tasks. Read the
+   other way round, a run could spawn a task after the count was read and
+   end before the run number was, and the wait would miss that task. The
+   count's acquire: as in pool__scope_wait_done. */
+POOL__INLINE int pool__scope_settled(const pool_scope *s) {
+    return !s->pool__outside_origin && !(POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE) & 1) &&
+           POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) == POOL__SCOPE_UNWAITED &&
+           !pool__scope_cancelled_now(s, POOL__RELAXED);
+}
+
 POOL__INLINE int pool__scope_wait(pool_scope *s) {
     pool *p;
     int rc;
@@ -8471,6 +8494,7 @@ POOL__INLINE int pool__scope_wait(pool_scope *s) {
         s->pool__inline_counted = 0;
         return 0;
     }
+    if (pool__scope_settled(s)) return 0;
     /* Either would wait for itself. */
     if (pool__inside_task_of(NULL, s) || pool__scope_wait_inline(s) != 0) return EDEADLK;
     rc = pool__scope_wait_done(s, p);

@@ -13,7 +13,8 @@
  *              and pool_scope_cancelled tells that from a destroy.
  *   running    tasks that run until they see the cancel: the wait returns.
  *   empty      a cancel with nothing spawned: spawns are refused until the
- *              wait, which says ECANCELED, and the scope is then reusable.
+ *              wait, which says ECANCELED, and the scope is then reusable;
+ *              with the scope made on main and made on a worker.
  *   reuse      after a cancelled wait the scope runs every task again.
  *   joiners    two threads wait on one cancelled scope: both say ECANCELED.
  *   race       a cancel from another thread racing with the end of the
@@ -240,13 +241,14 @@ static void part_running(void) {
 
 /* ---- empty, reuse ---- */
 
-static void part_empty_and_reuse(void) {
-    pool *p = test_pool(2);
+/* On the thread that calls it, with the scope made there: from main (its
+   origin outside the pool) and on a worker, whose wait for a scope with no
+   task unfinished takes a shorter path that must still end the cancel. */
+static void empty_and_reuse(void *arg) {
+    pool *p = (pool *)arg;
     long n = 1000, i;
     marked_task *m = marked_tasks(n, 0);
     pool_scope s;
-    test_watchdog(30, "test_cancel empty: a cancelled scope with nothing spawned");
-    printf("  empty: a cancel with nothing spawned; reuse: the scope runs everything after\n");
     pool_scope_init(&s, p);
     CHECK(!pool_scope_cancelled(&s));
     CHECK_EQ_I64(pool_scope_cancel(&s), 0);
@@ -262,6 +264,14 @@ static void part_empty_and_reuse(void) {
     CHECK_EQ_I64(atomic_load(&ran), n);
     CHECK_EQ_I64(atomic_load(&twice), 0);
     free(m);
+}
+
+static void part_empty_and_reuse(void) {
+    pool *p = test_pool(2);
+    test_watchdog(30, "test_cancel empty: a cancelled scope with nothing spawned");
+    printf("  empty: a cancel with nothing spawned; reuse: the scope runs everything after\n");
+    empty_and_reuse(p);
+    pool_call_on_worker(p, empty_and_reuse, p);
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 

@@ -19,7 +19,8 @@
  *    its spawner made after the spawn (at once, it would run before it);
  *  - own_scope: a task run at once that waits for its own scope gets
  *    EDEADLK, as a queued one does, and so does a task run at once inside
- *    it that waits for that scope;
+ *    it that waits for that scope, also when the deque holds only another
+ *    scope's tasks (s counts none: own_scope_alone);
  *  - other_thread: a scope made outside the pool, spawned into from a
  *    worker, or made on a worker of another pool, never runs a spawn at
  *    once;
@@ -256,21 +257,43 @@ static void self_wait_run(pool_task *t) {
     sw->rc = pool_scope_wait_status(sw->scope);
 }
 
+/* Spawns into s, from its origin with the deque full, a task that waits
+   for s: it runs at once and its wait gets EDEADLK. */
+static void spawn_self_wait(pool_scope *s) {
+    self_wait sw;
+    sw.task = (pool_task)POOL_TASK_INIT(self_wait_run);
+    sw.scope = s;
+    sw.rc = -1;
+    sw.runs = 0;
+    CHECK(pool_scope_spawn(s, &sw.task) == 0);
+    CHECK_EQ_I64(sw.runs, 1);
+    CHECK_EQ_I64(sw.rc, EDEADLK);
+}
+
 static void own_scope(void *arg) {
     mark_task fill[QUEUED];
-    self_wait sw;
     pool_scope s;
     (void)arg;
     pool_scope_init(&s, p);
     spawn_marks(&s, fill, QUEUED);
-    sw.task = (pool_task)POOL_TASK_INIT(self_wait_run);
-    sw.scope = &s;
-    sw.rc = -1;
-    sw.runs = 0;
-    CHECK(pool_scope_spawn(&s, &sw.task) == 0);
-    CHECK_EQ_I64(sw.runs, 1);
-    CHECK_EQ_I64(sw.rc, EDEADLK);
+    spawn_self_wait(&s);
     pool_scope_wait(&s);
+    check_marks(fill, QUEUED);
+}
+
+/* The same with the deque filled by another scope's tasks: s counts no
+   task, and only its odd run number tells the wait that it would wait for
+   the run it is inside of. */
+static void own_scope_alone(void *arg) {
+    mark_task fill[QUEUED];
+    pool_scope other, s;
+    (void)arg;
+    pool_scope_init(&other, p);
+    spawn_marks(&other, fill, QUEUED);
+    pool_scope_init(&s, p);
+    spawn_self_wait(&s);
+    CHECK(pool_scope_wait_status(&s) == 0);
+    pool_scope_wait(&other);
     check_marks(fill, QUEUED);
 }
 
@@ -1186,6 +1209,7 @@ int main(void) {
     printf("  own_scope: a task run at once waits for its own scope\n");
     pool_call_on_worker(p, own_scope, NULL);
     pool_call_on_worker(p, own_scope_nested, NULL);
+    pool_call_on_worker(p, own_scope_alone, NULL);
 
     printf("  other_thread: scopes made outside the pool and on another pool's worker\n");
     other_thread();
