@@ -6648,24 +6648,25 @@ static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
 /* ended is handed to the pool (injected): a waiter neither runs it nor     */
 /* keeps it from others.                                                    */
 /*                                                                          */
-/* Keeping the CPUs busy. A worker that finds nothing of its own yields for */
-/* a few rounds, then parks: it blocks on the latch's word until the setter */
-/* wakes it. A parked worker is a CPU its pool no longer uses, so the pool  */
-/* then wants one thread more than num_threads, for as long as it stays     */
-/* parked (pool__threads_wanted). Whoever finds work queued that no awake   */
-/* thread can take, and no sleeper to wake, starts that thread, as posters  */
-/* always did for missing workers: the worker itself as it parks (for the   */
-/* work on its own deque, posted with the seq_cst pairing of the sleep      */
-/* section, and for work queued elsewhere), and any poster afterwards.      */
-/* Starting it only for queued work means a wait that nothing else needs    */
-/* costs no thread. A thread started beyond num_threads is a spare: a       */
-/* worker like any other, with an index of its own above num_threads, that  */
-/* stops (retires) when the park ends and stays, so that a later park finds */
-/* the capacity waiting instead of starting a thread. There are at most     */
-/* max_spare_threads; a failed start is retried by the monitor thread. With */
-/* every spare in use, a parked worker's CPU stays unused until it resumes  */
-/* (pools calling into each other in cycles nested deeper than that could   */
-/* then wait for each other, as with any bounded pool).                     */
+/* Keeping the CPUs busy. A worker that finds nothing of its own spins,     */
+/* then yields, for a few rounds, then parks: it blocks on the latch's word */
+/* until the setter wakes it. A parked worker is a CPU its pool no longer   */
+/* uses, so the pool then wants one thread more than num_threads, for as    */
+/* long as it stays parked (pool__threads_wanted). Whoever finds work       */
+/* queued that no awake thread can take, and no sleeper to wake, starts     */
+/* that thread, as posters always did for missing workers: the worker       */
+/* itself as it parks (for the work on its own deque, posted with the       */
+/* seq_cst pairing of the sleep section, and for work queued elsewhere),    */
+/* and any poster afterwards. Starting it only for queued work means a wait */
+/* that nothing else needs costs no thread. A thread started beyond         */
+/* num_threads is a spare: a worker like any other, with an index of its    */
+/* own above num_threads, that stops (retires) when the park ends and       */
+/* stays, so that a later park finds the capacity waiting instead of        */
+/* starting a thread. There are at most max_spare_threads; a failed start   */
+/* is retried by the monitor thread. With every spare in use, a parked      */
+/* worker's CPU stays unused until it resumes (pools calling into each      */
+/* other in cycles nested deeper than that could then wait for each other,  */
+/* as with any bounded pool).                                               */
 /*                                                                          */
 /* Threads that are not workers of the pool, outside threads and workers    */
 /* of other pools, run none of its work while they wait (another pool's     */
@@ -6695,10 +6696,22 @@ typedef struct pool__awaited {
    that thread's turn: waits for a 1023-node tree's stolen halves took a
    few times as long as the spin (bench/results/wait-spin-2026-11-28.txt).
    Where no other thread is ready, the yields kept the CPU busy as well;
-   where one is, the spin holds it back by the spin's length at most. */
+   where one is, each stretch of fruitless rounds holds it back by the
+   spin's length, and waiters that share a CPU may do so in turn: 16
+   workers on 2 CPUs ran fib, nqueens and the unbalanced tree as fast as
+   with yields from the first round (the same file). The spin's length
+   is counted in pauses, so its time is the CPU's: 512 pauses of about
+   24 ns on the AMD EPYC it was measured on, several times that on CPUs
+   with a slower pause, and next to nothing where POOL__CPU_RELAX is a
+   no-op (the spin rounds are then mostly searches). It is not the idle
+   spin budget (pool_config.spin_us), which is about a worker with no
+   work at all, and it is not counted in pool_stats.spin_ns. */
 #define POOL__WAIT_ROUNDS 32
 #define POOL__WAIT_SPIN_ROUNDS 8
 #define POOL__WAIT_SPINS 64
+#if POOL__WAIT_SPIN_ROUNDS > POOL__WAIT_ROUNDS
+#error "the injector is looked at in the round before the park, which must not spin"
+#endif
 
 /* Spin rounds of a thread that is not a worker of the pool, when an awake
    worker took its job: a call of a small job is often done within
@@ -6934,8 +6947,8 @@ static void pool__want_help(pool__worker *w, const pool__awaited *wt) {
     else pool__want_promotions(w, POOL__ASK_HINT);
 }
 
-/* w, a worker of wt->runner, waits: runs what belongs to the wait, yields a
-   few rounds when there is nothing, then parks. Before it parks it looks
+/* w, a worker of wt->runner, waits: runs what belongs to the wait, spins
+   and yields a few rounds when there is nothing, then parks. Before it parks it looks
    in the injector too: a scope's tasks land there when they were spawned
    from outside the pool, or when a deque could not grow, a join's half
    when a waiter nested on top of the join handed it off (pool__own_work),
