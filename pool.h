@@ -6700,10 +6700,10 @@ typedef struct pool__awaited {
    spin's length, and waiters that share a CPU may do so in turn: 16
    workers on 2 CPUs ran fib, nqueens and the unbalanced tree as fast as
    with yields from the first round (the same file). The spin's length
-   is counted in pauses, so its time is the CPU's: 512 pauses of about
-   24 ns on the AMD EPYC it was measured on, several times that on CPUs
-   with a slower pause, and next to nothing where POOL__CPU_RELAX is a
-   no-op (the spin rounds are then mostly searches). It is not the idle
+   is counted in pauses, so its time is the CPU's: 512 pauses (the file
+   gives their time on the CPU it was measured on), several times that
+   where a pause is slower, and next to nothing where POOL__CPU_RELAX is
+   a no-op (the spin rounds are then mostly searches). It is not the idle
    spin budget (pool_config.spin_us), which is about a worker with no
    work at all, and it is not counted in pool_stats.spin_ns. */
 #define POOL__WAIT_ROUNDS 32
