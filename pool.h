@@ -6948,11 +6948,12 @@ static void pool__want_help(pool__worker *w, const pool__awaited *wt) {
 }
 
 /* w, a worker of wt->runner, waits: runs what belongs to the wait, spins
-   and yields a few rounds when there is nothing, then parks. Before it parks it looks
-   in the injector too: a scope's tasks land there when they were spawned
-   from outside the pool, or when a deque could not grow, a join's half
-   when a waiter nested on top of the join handed it off (pool__own_work),
-   and a pool that cannot start a thread may have nobody else to run them. */
+   and yields a few rounds when there is nothing, then parks. Before it
+   parks it looks in the injector too: a scope's tasks land there when they
+   were spawned from outside the pool, or when a deque could not grow, a
+   join's half when a waiter nested on top of the join handed it off
+   (pool__own_work), and a pool that cannot start a thread may have nobody
+   else to run them. */
 static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
     unsigned rounds = 0;
     pool__wait_enter(w, wt->runner);
@@ -8436,18 +8437,22 @@ static int pool__scope_wait_owned(pool_scope *s, pool *p, uint32_t round) {
     return cancelled ? ECANCELED : 0;
 }
 
-/* Own the wait for s, or join the one under way, until its tasks are done.
-   A wait that finds no task unfinished and the reference in place writes
-   nothing: whatever this thread spawned, or saw spawned, was counted
-   before this load, and a count of zero means each of those tasks has
-   finished. Acquire: the decrements are releases, and every change of the
-   word is a read-modify-write, so the load sees their tasks' effects. */
+/* Whether a wait for s may return at once: no task unfinished, the
+   reference in place, and no cancel to end. Such a wait writes nothing:
+   whatever this thread spawned, or saw spawned, was counted before this
+   load, and a count of zero means each of those tasks has finished.
+   Acquire: the decrements are releases, and every change of the word is
+   a read-modify-write, so the load sees their tasks' effects. */
+POOL__INLINE int pool__scope_nothing_to_wait_for(const pool_scope *s) {
+    /* A cancelled round must end, to uncancel s, even with no task. */
+    return POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) == POOL__SCOPE_UNWAITED &&
+           !pool__scope_cancelled_now(s, POOL__RELAXED);
+}
+
+/* Own the wait for s, or join the one under way, until its tasks are done. */
 static int pool__scope_wait_done(pool_scope *s, pool *p) {
     uint32_t state;
-    /* A cancelled round must end, to uncancel s, even with no task. */
-    if (POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) == POOL__SCOPE_UNWAITED &&
-        !pool__scope_cancelled_now(s, POOL__RELAXED))
-        return 0;
+    if (pool__scope_nothing_to_wait_for(s)) return 0;
     /* Acquire: pairs with the re-arming release of the previous owner. */
     state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
     for (;;) {
@@ -8481,12 +8486,10 @@ static int pool__scope_wait_done(pool_scope *s, pool *p) {
    release of a run's end, and the run counted whatever it spawned into s
    before it ended, so the count read after it holds those tasks. Read the
    other way round, a run could spawn a task after the count was read and
-   end before the run number was, and the wait would miss that task. The
-   count's acquire: as in pool__scope_wait_done. */
+   end before the run number was, and the wait would miss that task. */
 POOL__INLINE int pool__scope_settled(const pool_scope *s) {
     return !s->pool__outside_origin && !(POOL__LOAD(&s->pool__inline_runs, POOL__ACQUIRE) & 1) &&
-           POOL__LOAD(&s->pool__pending, POOL__ACQUIRE) == POOL__SCOPE_UNWAITED &&
-           !pool__scope_cancelled_now(s, POOL__RELAXED);
+           pool__scope_nothing_to_wait_for(s);
 }
 
 POOL__INLINE int pool__scope_wait(pool_scope *s) {
