@@ -4381,7 +4381,9 @@ enum { POOL__CORE_UNSET = 0, POOL__CORE_SLEEPY = 1, POOL__CORE_SLEEPING = 2, POO
 
 /* Progressive sleep: this many fruitless searches, each followed by a
    yield, before a worker announces it is sleepy; one more search after
-   the announce, then it blocks. */
+   the announce, then it blocks. (The first few of them watch the queues
+   for a moment before the yield, and search again at once if work shows:
+   see pool__idle_watch in the worker loop section.) */
 #define POOL__ROUNDS_UNTIL_SLEEPY 32
 
 /* The spin budget (pool_config.spin_us) comes first in an idle spell:
@@ -6446,13 +6448,39 @@ static void pool__stream_pause(pool__worker *w) {
     while (pool__now_ns() - from < POOL__STREAM_PAUSE_NS) POOL__CPU_RELAX();
 }
 
+/* The looks of a watch: every one reads the injectors and w's own lines;
+   every POOL__WATCH_DEQUES-th one also reads the deques (two lines each)
+   and asks the busy workers for promotions again. The deques are looked
+   at less often than the injectors: their owners write them at every push
+   and pop, and each look by a watcher makes the next write fetch the line
+   back. A worker asked for promotions may have had nothing to promote
+   when it looked, so it is asked again while the watch goes on (a lazy
+   half is visible only once promoted). Every load but the acquire of
+   threads.started in pool__work_visible (which makes the workers it
+   counts safe to read) is a hint: w searches after the watch either way,
+   so a stale value ends the watch a look early or late. */
+#define POOL__WATCH_DEQUES 4
+
+/* 1 if w is to search now: injected or pinned work shows, or w is asked
+   to stop. */
+static int pool__watch_stop(pool__worker *w) {
+    pool *p = w->join.home;
+    return pool__injected_work(p) || pool__pinned_waiting(w, POOL__RELAXED) ||
+           POOL__LOAD(&p->terminating, POOL__RELAXED) || pool__above_count(w, POOL__RELAXED);
+}
+
+/* The deques' part of the `look`-th look (from 1): 1 if work shows there. */
+static int pool__watch_deques(pool__worker *w, int look) {
+    if (look % POOL__WATCH_DEQUES) return 0;
+    if (pool__work_visible(w->join.home)) return 1;
+    pool__want_promotions(w, POOL__ASK_HINT);
+    return 0;
+}
+
 /* How many looks a spin watch takes before it yields: a few microseconds
    where a pause takes as long as on x86, less where it is shorter or does
-   nothing. Every look reads the injectors and w's own lines; every
-   POOL__SPIN_WATCH_DEQUES-th one also reads the deques (two lines each)
-   and asks the busy workers for promotions again. */
+   nothing. */
 #define POOL__SPIN_WATCH_LOOKS 64
-#define POOL__SPIN_WATCH_DEQUES 4
 
 /* Within the spin budget, between two searches: looks at what a search
    would take from, with a pause between looks, until something shows, w
@@ -6462,39 +6490,61 @@ static void pool__stream_pause(pool__worker *w) {
    pop's barrier), a line every other searcher reads, and yielding after
    every search (the rule past the budget) makes a spinning worker see
    new work a system call late, which is what a budget is set to avoid.
-   The deques are looked at less often than the injectors: their owners
-   write them at every push and pop, and each look by a watcher makes the
-   next write fetch the line back. A worker asked for promotions may have
-   had nothing to promote when it looked, so it is asked again while the
-   watch goes on (a lazy half is visible only once promoted). While a
-   thread works in an external slot the watch ends at once, and w searches
-   and yields each round: that caller is a thread beyond num_threads, and
-   where the machine has no CPU to spare, a watcher that keeps its CPU
-   slows the caller more than searching and yielding does. (The pool
-   cannot tell whether a CPU is spare, so this holds on every machine.)
-   Nothing here is a wake-up protocol: w is a counted searcher and
-   searches again after the watch, so the watch can only delay finding
-   work, and by a bounded number of looks. */
+   While a thread works in an external slot the watch ends at once, and w
+   searches and yields each round: that caller is a thread beyond
+   num_threads, and where the machine has no CPU to spare, a watcher that
+   keeps its CPU for microseconds slows the caller more than searching and
+   yielding does. (The pool cannot tell whether a CPU is spare, so this
+   holds on every machine.) Nothing here is a wake-up protocol: w is a
+   counted searcher and searches again after the watch, so the watch can
+   only delay finding work, and by a bounded number of looks. */
 static void pool__spin_watch(pool__worker *w) {
-    pool *p = w->join.home;
     int look;
     for (look = 1; look <= POOL__SPIN_WATCH_LOOKS; look++) {
-        if (pool__injected_work(p) || pool__pinned_waiting(w, POOL__RELAXED) ||
-            POOL__LOAD(&p->terminating, POOL__RELAXED) || pool__above_count(w, POOL__RELAXED))
-            return;
-        if (pool__slots_in_use(p)) break;
-        if (look % POOL__SPIN_WATCH_DEQUES == 0) {
-            if (pool__work_visible(p)) return;
-            pool__want_promotions(w, POOL__ASK_HINT);
-        }
+        if (pool__watch_stop(w)) return;
+        if (pool__slots_in_use(w->join.home)) break;
+        if (pool__watch_deques(w, look)) return;
         POOL__CPU_RELAX();
     }
     pool__yield();
 }
 
+/* The first POOL__IDLE_WATCH_ROUNDS fruitless searches of an idle spell
+   past the spin budget each watch for POOL__IDLE_WATCH_LOOKS looks before
+   the yield: about as long as the yield's system call takes where a pause
+   is as long as on x86, next to nothing where a pause is short or does
+   nothing. Work often comes right after a worker ran out: the next call of
+   an outside caller that calls in a loop, the first join half that caller
+   pushes, the next chunk of a batch. A worker that yields at once sees that
+   work a system call late; a watch sees it at once. Few looks, and only in
+   the first rounds: a watch keeps the CPU, which a thread beyond the CPUs
+   may be waiting for, and every spell costs an idle pool that much more
+   CPU. Unlike the spin watch, it goes on while a thread works in an
+   external slot: it is about as short as the yield it comes before, which
+   costs that thread the CPU too, and the caller's own work is what it is
+   most often watching for. Each look pauses first: the search has just
+   looked. The worker stays a counted searcher, as in the spin watch. */
+#define POOL__IDLE_WATCH_ROUNDS 4
+#define POOL__IDLE_WATCH_LOOKS 8
+
+#if POOL__IDLE_WATCH_ROUNDS >= POOL__ROUNDS_UNTIL_SLEEPY
+#error "the idle watch would step over the sleepy announce (pool__no_work_found)"
+#endif
+
+/* 1 if the watch of an idle round saw work, or w is asked to stop. */
+static int pool__idle_watch(pool__worker *w) {
+    int look;
+    for (look = 1; look <= POOL__IDLE_WATCH_LOOKS; look++) {
+        POOL__CPU_RELAX();
+        if (pool__watch_stop(w) || pool__watch_deques(w, look)) return 1;
+    }
+    return 0;
+}
+
 /* The main loop of a worker: runs any work it finds until the pool
    terminates and no work is left. Idle rounds watch within the spin
-   budget, then follow the progressive sleep of the sleep section. */
+   budget, then follow the progressive sleep of the sleep section, the
+   first of them with a short watch before the yield (pool__idle_watch). */
 static void pool__worker_loop(pool__worker *w) {
     pool *p = w->join.home;
     pool__idle idle = {0, 0, 0, 0};
@@ -6540,6 +6590,7 @@ static void pool__worker_loop(pool__worker *w) {
         }
         pool__want_promotions(w, POOL__ASK_HINT);
         if (idle.rounds == 0 && pool__spinning(w, &idle)) pool__spin_watch(w);
+        else if (idle.rounds < POOL__IDLE_WATCH_ROUNDS && pool__idle_watch(w)) idle.rounds++;
         else pool__no_work_found(w, &idle);
     }
     if (idle_now) pool__leave_idle(w, 0);
