@@ -2018,7 +2018,9 @@ template <class It, class Cmp> struct quicksort {
         random ^= random << 13;
         random ^= random >> 7;
         random ^= random << 17;
-        return first + (size_t)(random % n);
+        /* The high half of a product, not a division: pivots are picked
+           at every partition, most of them of short ranges. */
+        return first + (size_t)(n <= 0xffffffffu ? ((random >> 32) * n) >> 32 : random % n);
     }
 
     It median(It a, It b, It c) {
@@ -2062,6 +2064,45 @@ template <class It, class Cmp> struct quicksort {
         return next_changes <= 6 || after_next_changes <= 6;
     }
 
+    /* The first key of [from, to) that does not go left of the pivot, or
+       to. The scans are most of a patterned partition's work, so each
+       checks its bound once per four keys, and knows `less` when compiled. */
+    template <bool Less> It scan_left(It from, It to, const T &pivot) {
+        for (; to - from >= 4; from += 4) {
+            if (!goes_left(from[0], pivot, Less)) return from;
+            if (!goes_left(from[1], pivot, Less)) return from + 1;
+            if (!goes_left(from[2], pivot, Less)) return from + 2;
+            if (!goes_left(from[3], pivot, Less)) return from + 3;
+        }
+        while (from < to && goes_left(*from, pivot, Less)) ++from;
+        return from;
+    }
+
+    /* The start of the keys at the end of [from, to) that do not go left
+       of the pivot: to, less each one of them, down to from. */
+    template <bool Less> It scan_right(It from, It to, const T &pivot) {
+        for (; to - from >= 4; to -= 4) {
+            if (goes_left(to[-1], pivot, Less)) return to;
+            if (goes_left(to[-2], pivot, Less)) return to - 1;
+            if (goes_left(to[-3], pivot, Less)) return to - 2;
+            if (goes_left(to[-4], pivot, Less)) return to - 3;
+        }
+        while (from < to && !goes_left(to[-1], pivot, Less)) --to;
+        return to;
+    }
+
+    /* The patterned partition of [left_end, last) (see partition): where
+       the left side ends. */
+    template <bool Less> It partition_patterned(It left_end, It last, const T &pivot) {
+        It right_begin = last; /* [right_begin, last): the right side */
+        for (;;) {
+            left_end = scan_left<Less>(left_end, right_begin, pivot);
+            right_begin = scan_right<Less>(left_end, right_begin, pivot);
+            if (left_end >= right_begin) return left_end;
+            std::iter_swap(left_end++, --right_begin);
+        }
+    }
+
     /* Partitions around the pivot *first: the keys below it (less: true)
        or not above it (less: false) before the rest. Returns where the
        pivot ends, between the two. Random keys: each key is swapped with
@@ -2070,22 +2111,16 @@ template <class It, class Cmp> struct quicksort {
        keys as it was, but for its order. Patterned keys: the two sides are
        scanned from the ends inwards, behind branches that are predicted,
        and a key that belongs on the other side is swapped with one from
-       there (an already partitioned range is left as it is); the ends are
-       compared with <, so that a cmp that is no strict weak order cannot
-       take them past each other and out of the range. A throwing cmp
-       leaves a permutation. */
+       there (an already partitioned range is left as it is); each scan
+       stops at the other side's end whatever cmp says, so that a cmp that
+       is no strict weak order cannot take them past each other and out of
+       the range. A throwing cmp leaves a permutation. */
     It partition(It first, It last, bool less, bool patterned) {
         const T pivot = *first;
         It left_end = first + 1; /* [first + 1, left_end): the left side */
         if (patterned) {
-            It right_begin = last; /* [right_begin, last): the right side */
-            for (;;) {
-                while (left_end < right_begin && goes_left(*left_end, pivot, less)) ++left_end;
-                while (left_end < right_begin && !goes_left(right_begin[-1], pivot, less))
-                    --right_begin;
-                if (left_end >= right_begin) break;
-                std::iter_swap(left_end++, --right_begin);
-            }
+            left_end = less ? partition_patterned<true>(left_end, last, pivot)
+                            : partition_patterned<false>(left_end, last, pivot);
         } else {
             for (It i = first + 1; i != last; ++i) {
                 const T key = *i;
