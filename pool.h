@@ -493,8 +493,9 @@ struct pool_stats {
                                  calls run in external slots */
     uint64_t jobs_stolen;     /* ... of which were stolen from another worker */
     uint64_t steals_failed;   /* steal attempts that lost a race */
-    uint64_t jobs_injected;   /* tasks posted to its injectors: from outside the pool, and
-                                 every high-priority one */
+    uint64_t jobs_injected;   /* tasks posted to its injectors (from outside the pool, and
+                                 every high-priority one), counted as they are taken:
+                                 behind the posts while tasks wait there */
     uint64_t sleeps;          /* times a worker blocked in the kernel */
     uint64_t wakeups;         /* times a worker was woken from the kernel */
     uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
@@ -3867,8 +3868,8 @@ struct pool {
     uint32_t terminating; /* workers leave once they find no work */
     uint32_t spawn_closed;
     uint32_t workers_gone; /* pool_destroy joined the workers: waiters run their own work */
-    POOL__ALIGNED uint64_t jobs_injected;
-    uint64_t outside_spawns_inline; /* spawns the throttle ran at once outside the pool */
+    POOL__ALIGNED uint64_t jobs_injected; /* taken from the injectors (pool__count_injected) */
+    uint64_t outside_spawns_inline;       /* spawns the throttle ran at once outside the pool */
     uint64_t threads_failed;
     uint64_t spawn_retry_ns;         /* posters start no thread before this time */
     uint32_t spawn_again;            /* a poster found spawn_lock held: see pool__spawn */
@@ -4568,7 +4569,6 @@ static int pool__inject(pool *p, pool__injector *q, pool_task *first, pool_task 
     uint32_t awake_idle;
     if (kind == POOL__INJECT_ACCEPTED) pool__injector_repush(q, first, last);
     else if (pool__injector_push(q, first, last, &was_empty) != 0) return ECANCELED;
-    POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED); /* a statistic */
     POOL__TRACE(p, POOL__EV_INJECT, n > UINT32_MAX ? UINT32_MAX : n);
     awake_idle = pool__announce_injected(p, n, was_empty);
     if (awake) *awake = awake_idle > 0;
@@ -6089,6 +6089,16 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
     return NULL;
 }
 
+/* n tasks were taken from p's injectors, to run or to skip: the pool's
+   count of injected tasks. Counted by the taker, once per take, not by the
+   poster at every post: a poster from outside would pay a locked
+   instruction per task on top of the push's, where a take is of a chain.
+   Posts and takes are equal once the queues are empty. Relaxed: a
+   statistic. */
+static void pool__count_injected(pool *p, uint64_t n) {
+    POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED);
+}
+
 /* The most injected tasks a worker keeps of a chain it takes (see
    pool__split_injected). */
 #define POOL__TAKE_CHUNK 256
@@ -6103,8 +6113,8 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
    every chunk walked all that was left.) The posts taken over were
    accepted and announced by their posters; the caller's announce covers a
    worker that fell asleep while they were held here. Given back, not
-   posted: the pool's count of injected tasks, which counts posts, stays as
-   it is (the worker that takes them counts). */
+   taken: the pool's count of injected tasks counts them when they are
+   taken for good (pool__count_injected). */
 static uint32_t pool__give_back_injected(pool *p, pool__injector *q, pool_task *rest) {
     pool_task *t;
     uint32_t n = 0;
@@ -6175,6 +6185,7 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved, uint32_t
         if (*moved < 65535) ++*moved;
     }
     POOL__COUNT(w->stats.jobs_injected, taken);
+    pool__count_injected(w->join.home, taken);
     return first;
 }
 
@@ -6218,7 +6229,10 @@ static pool_task *pool__take_high(pool__worker *w) {
     pool__mutex_lock(&p->help_lock);
     t = pool__injector_pop_locked(&p->injector_high);
     pool__mutex_unlock(&p->help_lock);
-    if (t) POOL__COUNT(w->stats.jobs_injected, 1);
+    if (t) {
+        POOL__COUNT(w->stats.jobs_injected, 1);
+        pool__count_injected(p, 1);
+    }
     return t;
 }
 
@@ -7012,6 +7026,7 @@ static pool_task *pool__take_own_from(pool *p, pool__injector *q, const pool__aw
     }
     if (all) n = pool__give_back_injected(p, q, all); /* no walk over a long rest */
     pool__mutex_unlock(&p->help_lock);
+    if (mine) pool__count_injected(p, 1);
     if (n) pool__announce_injected(p, n, 0);
     return mine;
 }
