@@ -2019,8 +2019,11 @@ template <class It, class Cmp> struct quicksort {
         random ^= random << 13;
         random ^= random >> 7;
         random ^= random << 17;
-        /* The high half of a product, not a division: pivots are picked
-           at every partition, most of them of short ranges. */
+        /* The high half of a product, not a division: a division costs
+           many times a product, and most partitions are of short ranges,
+           whose 3 to 9 samples would then be a visible part of their work.
+           The product fits in 64 bits only for n below 2^32, hence the %
+           above that. */
         return first + (size_t)(n <= 0xffffffffu ? ((random >> 32) * n) >> 32 : random % n);
     }
 
@@ -2079,8 +2082,8 @@ template <class It, class Cmp> struct quicksort {
         return from;
     }
 
-    /* The start of the keys at the end of [from, to) that do not go left
-       of the pivot: to, less each one of them, down to from. */
+    /* Where the run of keys at the end of [from, to) that do not go left
+       of the pivot begins: from if none goes left. */
     template <bool Less> It scan_right(It from, It to, const T &pivot) {
         for (; to - from >= 4; to -= 4) {
             if (goes_left(to[-1], pivot, Less)) return to;
@@ -2113,9 +2116,11 @@ template <class It, class Cmp> struct quicksort {
        scanned from the ends inwards, behind branches that are predicted,
        and a key that belongs on the other side is swapped with one from
        there (an already partitioned range is left as it is); each scan
-       stops at the other side's end whatever cmp says, so that a cmp that
-       is no strict weak order cannot take them past each other and out of
-       the range. A throwing cmp leaves a permutation. */
+       stops where the other side begins whatever cmp says, and the tails
+       and the loop's end test use < and >=, since a cmp that answers two
+       ways for one key can leave the sides one past each other: a cmp that
+       is no strict weak order cannot take them out of the range. A
+       throwing cmp leaves a permutation. */
     It partition(It first, It last, bool less, bool patterned) {
         const T pivot = *first;
         It left_end = first + 1; /* [first + 1, left_end): the left side */
