@@ -493,9 +493,10 @@ struct pool_stats {
                                  calls run in external slots */
     uint64_t jobs_stolen;     /* ... of which were stolen from another worker */
     uint64_t steals_failed;   /* steal attempts that lost a race */
-    uint64_t jobs_injected;   /* tasks posted to its injectors (from outside the pool, and
-                                 every high-priority one), counted as they are taken:
-                                 behind the posts while tasks wait there */
+    uint64_t jobs_injected;   /* tasks posted to its injectors (from outside the pool,
+                                 every high-priority one, and work its own threads hand
+                                 there, counted again), counted as they are taken: behind
+                                 the posts while tasks wait there */
     uint64_t sleeps;          /* times a worker blocked in the kernel */
     uint64_t wakeups;         /* times a worker was woken from the kernel */
     uint64_t wakeups_wasted;  /* ... and went back to sleep without running a task */
@@ -6097,7 +6098,7 @@ static pool_task *pool__steal_work(pool__worker *w, int *more) {
 /* n tasks were taken from p's injectors, to run or to skip: the pool's
    count of injected tasks. Counted by the taker, once per take, not by the
    poster at every post: a poster from outside would pay a locked
-   instruction per task on top of the push's, where a take is of a chain.
+   instruction per post on top of the push's, where a take is of a chain.
    Posts and takes are equal once the queues are empty. Relaxed: a
    statistic. */
 static void pool__count_injected(pool *p, uint64_t n) {

@@ -2,7 +2,7 @@
  *
  *  - after a quiescent workload the per-worker counters add up exactly to
  *    pool_stats_get's totals, field by field;
- *  - tasks posted from outside are counted twice as they are taken, in the
+ *  - tasks posted from outside are counted as they are taken, both in the
  *    pool's count (pool_stats.jobs_injected) and in the taker's
  *    (pool_worker_stats.jobs_injected): both equal the number posted;
  *  - jobs_run counts every detached task exactly once;

@@ -12,6 +12,8 @@
  *  - one task more, and a long chain, are cut after POOL__TAKE_CHUNK;
  *  - a pool of one thread never splits (nobody else would take the rest);
  *  - what was given back, taken again, is cut again;
+ *  - a high-priority task a worker takes, and the tasks a waiter or the
+ *    drain takes as its own, are counted as taken, once each;
  *  - work posted meanwhile (the injector not empty) is taken over and goes
  *    back with the rest;
  *  - a look at the injector for fairness (pool__find_work's every
@@ -141,6 +143,7 @@ static void check_chunks(void) {
 static void check_give_back_not_empty(void) {
     pool *p = pool_with_slots(2);
     pool_task *chain, *t;
+    pool_stats s;
     int n = 0;
     printf("  a pool of 2, a chain of 1000 cut while 1 task waits in the injector\n");
     post(p, 1001);
@@ -157,6 +160,8 @@ static void check_give_back_not_empty(void) {
     for (t = pool__injector_take_all(&p->injector), n = 0; t; t = t->pool__next, n++) see(t);
     CHECK_EQ_I64(n, 1001 - POOL__TAKE_CHUNK);
     check_each_once(1001);
+    pool_stats_get(p, &s);
+    CHECK_EQ_I64(s.jobs_injected, 0); /* a split and a give-back count nothing */
     destroy_with_slots(p, 2);
 }
 
@@ -169,6 +174,7 @@ static void check_fair_look(int queued, int kept) {
     pool__worker *w = p->workers[0];
     uint32_t moved = 0;
     pool_task *t, *i;
+    pool_stats s;
     int more = 0, n = 0, k;
     printf("  a fairness look with %d queued: %d taken, %d given back\n", queued, kept,
            1000 - kept);
@@ -187,6 +193,48 @@ static void check_fair_look(int queued, int kept) {
     for (i = pool__injector_take_all(&p->injector); i; i = i->pool__next, n++) see(i);
     CHECK_EQ_I64(n, 1000 - kept);
     check_each_once(1000 + queued);
+    pool_stats_get(p, &s);
+    CHECK_EQ_I64(s.jobs_injected, kept);
+    CHECK_EQ_I64(w->stats.jobs_injected, kept);
+    destroy_with_slots(p, 2);
+}
+
+/* The other takers count too, once per task: a worker's take of a
+   high-priority task (pool__take_high), and a waiter's or the drain's take
+   of its own task (pool__take_own), which gives the rest back uncounted.
+   Taken to the last, the count is the number posted. */
+static void check_other_takers(void) {
+    pool *p = pool_with_slots(2);
+    pool__worker *w = p->workers[0];
+    pool_stats s;
+    pool_task *t;
+    int i, n = 0;
+    printf("  a pool of 2: 5 tasks and 3 high ones, one taken by a worker, then drained\n");
+    post(p, 5);
+    for (i = 5; i < 8; i++) {
+        tasks[i] = (pool_task)POOL_TASK_INIT(nop_task);
+        CHECK(pool_submit_priority(p, &tasks[i], POOL_PRIORITY_HIGH) == 0);
+    }
+    t = pool__take_high(w);
+    CHECK(t != NULL);
+    if (t) see(t);
+    pool_stats_get(p, &s);
+    CHECK_EQ_I64(s.jobs_injected, 1);
+    CHECK_EQ_I64(w->stats.jobs_injected, 1);
+    t = pool__take_own(p, NULL); /* the drain's take: a high one first, the rest given back */
+    CHECK(t != NULL);
+    if (t) see(t);
+    pool_stats_get(p, &s);
+    CHECK_EQ_I64(s.jobs_injected, 2);
+    while ((t = pool__take_own(p, NULL)) != NULL) {
+        see(t);
+        n++;
+    }
+    CHECK_EQ_I64(n, 6);
+    check_each_once(8);
+    pool_stats_get(p, &s);
+    CHECK_EQ_I64(s.jobs_injected, 8); /* all taken: as many as were posted */
+    CHECK_EQ_I64(w->stats.jobs_injected, 1);
     destroy_with_slots(p, 2);
 }
 
@@ -199,6 +247,7 @@ int main(void) {
     check_take(1, 1001, 1001);
     check_chunks();
     check_give_back_not_empty();
+    check_other_takers();
     check_fair_look(POOL__FAIR_DEEP, POOL__FAIR_TAKE);
     check_fair_look(POOL__FAIR_DEEP - 1, POOL__TAKE_CHUNK);
     return test_finish("test_take");
