@@ -6105,6 +6105,12 @@ static void pool__count_injected(pool *p, uint64_t n) {
     POOL__FETCH_ADD(&p->jobs_injected, n, POOL__RELAXED);
 }
 
+/* ... taken by worker w: its own count too. */
+static void pool__count_injected_by(pool__worker *w, uint64_t n) {
+    POOL__COUNT(w->stats.jobs_injected, n);
+    pool__count_injected(w->join.home, n);
+}
+
 /* The most injected tasks a worker keeps of a chain it takes (see
    pool__split_injected). */
 #define POOL__TAKE_CHUNK 256
@@ -6190,8 +6196,7 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved, uint32_t
         taken++;
         if (*moved < 65535) ++*moved;
     }
-    POOL__COUNT(w->stats.jobs_injected, taken);
-    pool__count_injected(w->join.home, taken);
+    pool__count_injected_by(w, taken);
     return first;
 }
 
@@ -6235,10 +6240,7 @@ static pool_task *pool__take_high(pool__worker *w) {
     pool__mutex_lock(&p->help_lock);
     t = pool__injector_pop_locked(&p->injector_high);
     pool__mutex_unlock(&p->help_lock);
-    if (t) {
-        POOL__COUNT(w->stats.jobs_injected, 1);
-        pool__count_injected(p, 1);
-    }
+    if (t) pool__count_injected_by(w, 1);
     return t;
 }
 
