@@ -4440,6 +4440,7 @@ typedef struct pool__idle {
     unsigned rounds;
     uint32_t jec;       /* the JEC when this worker announced it was sleepy */
     int woken;          /* woken from the kernel and has not run a task since */
+    int spin_spent;     /* this spell's spin budget ran out */
     uint64_t spin_from; /* when the spin budget of this spell began; 0: not spinning */
 } pool__idle;
 
@@ -4877,14 +4878,17 @@ static void pool__spin_end(pool__worker *w, pool__idle *idle, uint64_t now) {
 /* Whether an idle spell is within its spin budget: from its first
    fruitless search on, for the pool's spin_ns. A spell runs from the end
    of a task to the start of the next, so a worker woken that finds
-   nothing to do (somebody else took the work) does not spin again. */
+   nothing to do (somebody else took the work) does not spin again, and
+   neither does one whose sleep was called off by a post (pool__sleep
+   starts its rounds over, at the round that spins). */
 static int pool__spinning(pool__worker *w, pool__idle *idle) {
     uint64_t budget = w->join.home->spin_ns, now;
-    if (!budget || idle->woken) return 0;
+    if (!budget || idle->woken || idle->spin_spent) return 0;
     now = pool__now_ns();
     if (!idle->spin_from) idle->spin_from = now;
     if (now - idle->spin_from < budget) return 1;
     pool__spin_end(w, idle, now);
+    idle->spin_spent = 1;
     return 0;
 }
 
@@ -6474,6 +6478,7 @@ static void pool__retire(pool__worker *w, int *idle_now, pool__idle *idle) {
     POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELEASE);
     *idle_now = 1;
     idle->rounds = 0;
+    idle->spin_spent = 0;
 }
 
 /* Streams from outside. A thread outside the pool that posts tasks one by
@@ -6604,7 +6609,7 @@ static int pool__idle_watch(pool__worker *w) {
    first of them with a short watch before the yield (pool__idle_watch). */
 static void pool__worker_loop(pool__worker *w) {
     pool *p = w->join.home;
-    pool__idle idle = {0, 0, 0, 0};
+    pool__idle idle = {0, 0, 0, 0, 0};
     int idle_now = 1, more;
     uint32_t moved;
     /* A new worker starts as a searcher: posters count on it, and when it
@@ -6628,6 +6633,7 @@ static void pool__worker_loop(pool__worker *w) {
                 if (idle.spin_from) pool__spin_end(w, &idle, pool__now_ns());
             }
             idle.woken = 0;
+            idle.spin_spent = 0;
             if (moved) pool__new_moved_jobs(w, moved, POOL__LOCK_TRY);
             pool__execute(w, t, 1);
             if (w->lone_injected) pool__stream_pause(w);

@@ -6,6 +6,8 @@
  *    the spin shows in spin_ns;
  *  - a short budget ends: after it the workers sleep, each idle spell spins
  *    its budget and no more, and the pool then burns no CPU;
+ *  - a sleep called off by a post once the budget has run out does not
+ *    begin a second budget in the same spell;
  *  - $POOL_SPIN_US is the default when spin_us is 0; anything that is not a
  *    number up to 1000000 is ignored.
  * spin_us > 1000000 (EINVAL) is a row of test_badinput.
@@ -194,12 +196,35 @@ static void test_env(void) {
     test_setenv("POOL_SPIN_US", "");
 }
 
+/* A spell spins its budget once. Once the budget has run out, a sleep
+   that a post calls off starts the rounds over (pool__sleep), and the round
+   that spins must not begin a second budget: the worker would otherwise
+   spin a whole budget again each time a post it does not get calls its
+   sleep off. Driven on an external slot, which no thread runs while no
+   call holds it: pool__spinning reads only the pool's budget and the
+   idle state it is given. */
+static void test_called_off(void) {
+    pool *p = spin_pool(1, SHORT_US);
+    pool__worker *w;
+    pool__idle idle;
+    test_watchdog(30, "test_spin: a sleep called off");
+    printf("  a sleep called off after the budget does not spin again\n");
+    CHECK(p->num_slots > 0);
+    w = pool__slot(p, 0);
+    memset(&idle, 0, sizeof idle);
+    CHECK_MSG(pool__spinning(w, &idle), "the first fruitless search did not spin");
+    idle.spin_from -= (uint64_t)SHORT_US * 1000 + 1; /* the budget has passed */
+    CHECK_MSG(!pool__spinning(w, &idle), "spun past the budget");
+    idle.rounds = 0; /* as pool__sleep leaves it when a post calls the sleep off */
+    CHECK_MSG(!pool__spinning(w, &idle), "a second budget within one idle spell");
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
 int main(int argc, char **argv) {
     static const test_part parts[] = {
-        {"default", test_default_none},
-        {"long", test_long_budget},
-        {"short", test_short_budget},
-        {"env", test_env},
+        {"default", test_default_none},  {"long", test_long_budget},
+        {"short", test_short_budget},    {"env", test_env},
+        {"called-off", test_called_off},
     };
     printf("test_spin: the idle spin budget\n");
     test_run_parts(argc, argv, parts, sizeof parts / sizeof *parts);
