@@ -859,7 +859,8 @@ POOL_DEF int pool_qsort(pool *p, void *base, size_t n, size_t size,
    reached: size per-thread data by pool_worker_index_limit, and set up
    those entries yourself.
    Errors:  EINVAL: NULL fn. EDEADLK: called from a task of p on any thread
-            (each worker must be free to run its call; nothing ran).
+            (each worker must be free to run its call; nothing ran); a
+            blocking task of p, which runs on no worker, may broadcast.
             EAGAIN: a worker's thread could not be started (nothing ran).
             ENOMEM: the default pool could not be created, or, above 32
             workers, the tasks could not be allocated (nothing ran).

@@ -35,8 +35,9 @@
  *                 the sort is long (each comparison notes its thread).
  *   broadcast     fn runs once on each worker, with its index, on pools of
  *                 1, 4, 16 and 40 threads (above 32 the tasks are
- *                 allocated), with the active count lowered to 1, and from
- *                 a worker of another pool.
+ *                 allocated), with the active count lowered to 1, from a
+ *                 worker of another pool, and from a blocking task of the
+ *                 pool (no worker: no EDEADLK).
  *   join_n        0 to 41 forks, every other call with NULL entries: each
  *                 non-NULL entry runs once with its own argument, from
  *                 outside, from a task, on 1 to 16 threads and the default
@@ -542,13 +543,19 @@ static void broadcast_from_task(void *arg) {
     broadcast_once(broadcast_target, broadcast_threads, "from another pool");
 }
 
+/* A blocking task of the pool runs on no worker, so it may broadcast. */
+static void broadcast_from_blocking(pool_blocking_job *job) {
+    (void)job;
+    broadcast_once(broadcast_target, broadcast_threads, "from a blocking task of the pool");
+}
+
 static void part_broadcast(void) {
     static const int sizes[] = {1, 4, 16, MAX_WORKERS};
     pool *other = test_pool(2);
     int i;
     test_watchdog(60, "test_algorithms broadcast");
     printf("  broadcast: once on each worker, 1 to 40 threads, active count lowered, from another "
-           "pool\n");
+           "pool, from a blocking task\n");
     for (i = 0; i < 4; i++) {
         pool *p = test_pool(sizes[i]);
         broadcast_once(p, sizes[i], "fresh pool");
@@ -557,6 +564,11 @@ static void part_broadcast(void) {
         broadcast_once(p, sizes[i], "active count 1");
         broadcast_target = p, broadcast_threads = sizes[i];
         pool_call_on_worker(other, broadcast_from_task, NULL); /* on a worker of another pool */
+        {
+            pool_blocking_job job = POOL_BLOCKING_JOB_INIT(broadcast_from_blocking);
+            CHECK_EQ_I64(pool_submit_blocking_job(p, &job), 0);
+            CHECK_EQ_I64(pool_wait_blocking_job(&job), 0);
+        }
         CHECK_EQ_I64(pool_destroy(p), 0);
     }
     CHECK_EQ_I64(pool_destroy(other), 0);
