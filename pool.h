@@ -868,7 +868,8 @@ POOL_DEF int pool_qsort(pool *p, void *base, size_t n, size_t size,
             had begun (a destroy may not overlap the call: see
             pool_destroy); fn may have run on some workers, which
             finished before the return.
-   Threads: any but p's own tasks (EDEADLK). A worker runs its call when
+   Threads: any but p's own tasks (EDEADLK; a blocking task of p is not
+            one of them). A worker runs its call when
             it is free, never on top of a wait of its own (see PINNED
             TASKS): a worker of p blocked until the caller returns (it
             waits for a blocking job, or a call into another pool, that
@@ -4881,7 +4882,8 @@ static void pool__spin_end(pool__worker *w, pool__idle *idle, uint64_t now) {
    of a task to the start of the next, so a worker woken that finds
    nothing to do (somebody else took the work) does not spin again, and
    neither does one whose sleep was called off by a post (pool__sleep
-   starts its rounds over, at the round that spins). */
+   starts its rounds over, at the round that spins). A worker back from
+   retirement starts a spell as a new worker does. */
 static int pool__spinning(pool__worker *w, pool__idle *idle) {
     uint64_t budget = w->join.home->spin_ns, now;
     if (!budget || idle->woken || idle->spin_spent) return 0;
@@ -6479,6 +6481,7 @@ static void pool__retire(pool__worker *w, int *idle_now, pool__idle *idle) {
     POOL__FETCH_ADD(&p->counters, POOL__ONE_INACTIVE, POOL__RELEASE);
     *idle_now = 1;
     idle->rounds = 0;
+    idle->woken = 0;
     idle->spin_spent = 0;
 }
 

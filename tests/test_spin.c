@@ -201,8 +201,9 @@ static void test_env(void) {
    that spins must not begin a second budget: the worker would otherwise
    spin a whole budget again each time a post it does not get calls its
    sleep off. Driven on an external slot, which no thread runs while no
-   call holds it: pool__spinning reads only the pool's budget and the
-   idle state it is given. */
+   call holds it: pool__spinning reads the pool's budget and the idle
+   state it is given, and adds to the slot's spin_ns when the budget runs
+   out, a counter only the slot's holder writes (nobody holds it here). */
 static void test_called_off(void) {
     pool *p = spin_pool(1, SHORT_US);
     pool__worker *w;
