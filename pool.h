@@ -563,10 +563,22 @@ typedef struct pool__latch {
    _wait), owned by the caller; every field is private. It must stay valid
    until every call on it has returned: a wait that returns on one thread
    does not mean that a spawn on another, which ran its task at once, has
-   returned. */
+   returned.
+   The fields that threads write while the scope is in use come first, and
+   the rest, which every spawn and every task only read (the pool, the
+   cancel mark), start 64 bytes after the last of them, in another cache
+   line: a spawner's read-modify-write of the count, and a worker's when
+   tasks finish, would otherwise take that line away from every other
+   thread's next spawn and next task. (Where a prefetch fetches lines in
+   pairs, the read-only line may come along with the written one: it has
+   nothing to write back.) */
 struct pool_scope {
+    size_t pool__pending;          /* unfinished tasks, plus a bit while nobody waits yet */
+    uint64_t pool__inline_runs;    /* 2 per task run at once, odd while one runs */
+    uint64_t pool__inline_owed;    /* stand-ins counted by waiters for such a run */
+    uint64_t pool__inline_counted; /* runs at once from outside in the pool's stats */
+    unsigned char pool__apart[64 - sizeof(uint64_t)];
     pool *pool__pool;
-    size_t pool__pending; /* unfinished tasks, plus a bit while nobody waits yet */
     pool__latch pool__done;
     uint32_t pool__cancel; /* the round cancelled, | 1; 0: none (see >>scopes) */
     uint32_t pool__ended;  /* the round the last wait ended, | 1 if it was cancelled */
@@ -574,9 +586,6 @@ struct pool_scope {
     const void *pool__origin;              /* the worker that initialised it, NULL: none */
     uint64_t pool__origin_run;             /* ... and the id of the run it was in then */
     uint64_t pool__outside_origin; /* the thread outside every pool that did (its id), 0: none */
-    uint64_t pool__inline_counted; /* ... its runs at once in the pool's stats */
-    uint64_t pool__inline_runs;    /* 2 per task run at once, odd while one runs */
-    uint64_t pool__inline_owed;    /* stand-ins counted by waiters for such a run */
 };
 
 /* pool_graph_node: a task of a graph (pool_graph_add), run once per run of
@@ -2459,8 +2468,8 @@ class scope {
         return rc;
     }
 
+    pool_scope scope_;              /* first: the members below stay off its count's line */
     void (*own_run_)(pool_task *t); /* see task_base */
-    pool_scope scope_;
     detail::first_error error_;
 };
 
