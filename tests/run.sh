@@ -12,7 +12,10 @@
 #   BUILD             where binaries and logs go (default build/tests)
 #   POOL_TEST_SCALE   loop-size factor read by the tests (default 1; 0.5 with
 #                     SANITIZE unless set)
-#   TEST_TIMEOUT      seconds per test program (default 300)
+#   TEST_TIMEOUT      seconds per test program (default 600: test_cpp.sh,
+#                     which builds the C++ tests in every language mode and
+#                     under two sanitizers, took 256 s on the 2-core CI
+#                     machine; the C tests' own watchdogs catch a hang)
 #   VALGRIND_SKIP     tests not run under valgrind (default: test_wakeup,
 #                     which measures idle CPU time, meaningless under
 #                     valgrind's one-thread-at-a-time scheduling)
@@ -34,7 +37,7 @@ BUILD=${BUILD:-build/tests}
 # Tests that spawn from main into tasks that wait for main's next step
 # would deadlock with it on; test_throttle turns it on where it tests it.
 unset POOL_SPAWN_THROTTLE_OUTSIDE
-TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 EXE=${EXE:-}
 RUNNER=${TEST_RUNNER:-}
 # Tests read it (test_runner() in test.h) to leave out what an emulator
