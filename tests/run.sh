@@ -16,6 +16,10 @@
 #                     which builds the C++ tests in every language mode and
 #                     under two sanitizers, took 256 s on the 2-core CI
 #                     machine; the C tests' own watchdogs catch a hang)
+#   TEST_SCRIPTS      the tests/test_*.sh to run, by name (default: every
+#                     one); the builds that only vary the C flags run
+#                     test_waiting_slots alone, the one script that tests
+#                     the build it is given rather than the build as such
 #   VALGRIND_SKIP     tests not run under valgrind (default: test_wakeup,
 #                     which measures idle CPU time, meaningless under
 #                     valgrind's one-thread-at-a-time scheduling)
@@ -167,6 +171,15 @@ for src in tests/test_*.sh; do
     if [ -n "${SANITIZE:-}" ] || [ -n "${TEST_RUNNER:-}" ]; then
         echo "SKIP $name (checks the plain native build only)"
         continue
+    fi
+    if [ -n "${TEST_SCRIPTS+set}" ]; then
+        case " $TEST_SCRIPTS " in
+        *" $name "*) ;;
+        *)
+            echo "SKIP $name (not in TEST_SCRIPTS)"
+            continue
+            ;;
+        esac
     fi
     log="$BUILD/$name.log"
     CC="$CC" CFLAGS="$CFLAGS" BUILD="$BUILD/$name.d" $TIMEOUT sh "$src" >"$log" 2>&1

@@ -235,11 +235,16 @@ done
 # ---------------------------------------------------------------------------
 # The test suite on each platform
 
-# suite CC CFLAGS [RUNNER]: every tests/test_*.c through tests/run.sh.
+# suite CC CFLAGS [RUNNER]: every tests/test_*.c through tests/run.sh, and of
+# the shell tests test_waiting_slots, which builds C tests with CC and
+# CFLAGS. The others check the C++ interface (with g++ and clang++ whatever
+# CC is), the install, the docs and the examples: `make test` runs them, and
+# each of the four native suites ran them again, some 250 s apiece on the
+# 2-core CI machine.
 suite() {
     cc=$1 cflags=$2 runner=${3:-}
     need "$cc" $(tools_of "$runner") timeout || return 1
-    CC=$cc CFLAGS=$cflags BUILD=$WORK TEST_RUNNER=$runner EXE=$EXE \
+    CC=$cc CFLAGS=$cflags BUILD=$WORK TEST_RUNNER=$runner EXE=$EXE TEST_SCRIPTS=test_waiting_slots \
         TEST_TIMEOUT=${TEST_TIMEOUT:-$SUITE_TIMEOUT} sh tests/run.sh
     rc=$?
     [ "$rc" -eq 0 ] && return 0
