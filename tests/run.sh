@@ -26,13 +26,15 @@
 #   TEST_RUNNER       a command that runs each test program, for a
 #                     cross build: "qemu-aarch64", "wine" (default: none)
 #   EXE               the programs' file name suffix (".exe" for Windows)
+#   JOBS              compilers at once (default: the CPUs online); the
+#                     tests themselves run one at a time
 #
 # Besides the C programs, every tests/test_*.sh is a test too (a shell
 # script given CC, CFLAGS and BUILD in its environment, passing if it exits
 # 0, skipped with its last line as the reason if it exits 77). They check
 # the build itself, so they run only in the plain native build (no
 # SANITIZE, no TEST_RUNNER).
-# Prints one line per test, "PASS name" or "FAIL name (reason)" on stdout
+# Prints one line per test, "PASS name (seconds it ran)" or "FAIL name (reason)" on stdout
 # (a failing test's log tail goes to stderr), then exactly one final line
 # "N passed, N failed". Exits non-zero if any test failed.
 
@@ -42,6 +44,7 @@ BUILD=${BUILD:-build/tests}
 # would deadlock with it on; test_throttle turns it on where it tests it.
 unset POOL_SPAWN_THROTTLE_OUTSIDE
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
+JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 EXE=${EXE:-}
 RUNNER=${TEST_RUNNER:-}
 # Tests read it (test_runner() in test.h) to leave out what an emulator
@@ -111,28 +114,62 @@ show_log() {
     tail -n 30 "$1" | sed 's/^/    | /' >&2
 }
 
+# Whether test $1 is left out of this run.
+left_out() {
+    case " ${VALGRIND_SKIP:-} " in
+    *" $1 "*) return 0 ;;
+    esac
+    return 1
+}
+
+# The program of test $1, as a path (a relative BUILD too, not via $PATH).
+program_of() {
+    case "$BUILD" in
+    /*) echo "$BUILD/$1$EXE" ;;
+    *) echo "./$BUILD/$1$EXE" ;;
+    esac
+}
+
+# Every program is compiled first, JOBS at a time: compiling pool.h takes
+# longer than most tests run. Then each runs alone, since many of them
+# measure time or CPU. A compiler's messages start the test's log, and its
+# status is in $BUILD/NAME.build.rc.
+rm -f "$BUILD"/*.build.rc
+compiling=0
 for src in tests/test_*.c; do
     [ -f "$src" ] || continue
     name=$(basename "$src" .c)
-    case " ${VALGRIND_SKIP:-} " in
-    *" $name "*)
+    left_out "$name" && continue
+    if [ "$compiling" -ge "$JOBS" ]; then
+        wait
+        compiling=0
+    fi
+    (
+        # shellcheck disable=SC2086  # the flag variables are lists of words
+        $CC $CFLAGS $SANFLAGS -Wall -Wextra -pthread -I. -o "$(program_of "$name")" "$src" \
+            >"$BUILD/$name.log" 2>&1
+        echo $? >"$BUILD/$name.build.rc"
+    ) &
+    compiling=$((compiling + 1))
+done
+wait
+
+for src in tests/test_*.c; do
+    [ -f "$src" ] || continue
+    name=$(basename "$src" .c)
+    if left_out "$name"; then
         echo "SKIP $name (not under valgrind)"
         continue
-        ;;
-    esac
-    bin="$BUILD/$name$EXE"
-    case "$bin" in
-    /*) ;;
-    *) bin="./$bin" ;; # a relative BUILD: run it as a path, not via $PATH
-    esac
+    fi
+    bin=$(program_of "$name")
     log="$BUILD/$name.log"
-    # shellcheck disable=SC2086  # the flag variables are lists of words
-    if ! $CC $CFLAGS $SANFLAGS -Wall -Wextra -pthread -I. -o "$bin" "$src" >"$log" 2>&1; then
+    if [ "$(cat "$BUILD/$name.build.rc" 2>/dev/null)" != 0 ]; then
         echo "FAIL $name (compile error, see $log)"
         show_log "$log"
         failed=$((failed + 1))
         continue
     fi
+    started=$(date +%s)
     # shellcheck disable=SC2086
     $TIMEOUT ${RUNNER:-} "$bin" >>"$log" 2>&1
     rc=$?
@@ -147,7 +184,7 @@ for src in tests/test_*.c; do
         rc=$?
     fi
     if [ "$rc" -eq 0 ]; then
-        echo "PASS $name"
+        echo "PASS $name ($(($(date +%s) - started)) s)"
         passed=$((passed + 1))
         continue
     fi
@@ -182,10 +219,11 @@ for src in tests/test_*.sh; do
         esac
     fi
     log="$BUILD/$name.log"
+    started=$(date +%s)
     CC="$CC" CFLAGS="$CFLAGS" BUILD="$BUILD/$name.d" $TIMEOUT sh "$src" >"$log" 2>&1
     rc=$?
     if [ "$rc" -eq 0 ]; then
-        echo "PASS $name"
+        echo "PASS $name ($(($(date +%s) - started)) s)"
         passed=$((passed + 1))
     elif [ "$rc" -eq 77 ]; then # what it needs is missing: it says what in its last line
         echo "SKIP $name ($(tail -n 1 "$log"))"

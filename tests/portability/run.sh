@@ -23,7 +23,9 @@
 #   BUILD              where everything goes (default build/portability)
 #   PORTABILITY_ONLY   run only the combinations matching this shell
 #                      pattern, e.g. 'lang *' or '*arm64*' (default: all)
-#   PORTABILITY_SKIP   skip the combinations matching this pattern
+#   PORTABILITY_SKIP   skip the combinations matching these patterns, a list
+#                      separated by ';' (.ci/run skips the slowest
+#                      combinations that other combinations or stages cover)
 #   TEST_TIMEOUT       seconds per test program (default 600)
 
 BUILD=${BUILD:-build/portability}
@@ -51,6 +53,22 @@ start=$(date +%s)
 # ---------------------------------------------------------------------------
 # Running one combination
 
+# skipped_by_request NAME: whether a pattern of PORTABILITY_SKIP matches NAME.
+skipped_by_request() {
+    [ -n "$SKIP" ] || return 1
+    skip_name=$1
+    old_ifs=$IFS
+    IFS=';'
+    # shellcheck disable=SC2086  # split at the semicolons, and only there
+    set -- $SKIP
+    IFS=$old_ifs
+    for pattern in "$@"; do
+        # shellcheck disable=SC2254  # the patterns are meant as patterns
+        case "$skip_name" in $pattern) return 0 ;; esac
+    done
+    return 1
+}
+
 # combo NAME FUNCTION ARGS...: runs FUNCTION ARGS with its output in a log
 # of its own; FUNCTION returns 0 for a pass, or sets REASON and returns 1.
 combo() {
@@ -58,9 +76,10 @@ combo() {
     shift
     # shellcheck disable=SC2254  # the patterns are meant as patterns
     case "$name" in $ONLY) ;; *) return 0 ;; esac
-    if [ -n "$SKIP" ]; then
-        # shellcheck disable=SC2254
-        case "$name" in $SKIP) skipped=$((skipped + 1)); echo "SKIP $name (PORTABILITY_SKIP)"; return 0 ;; esac
+    if skipped_by_request "$name"; then
+        skipped=$((skipped + 1))
+        echo "SKIP $name (PORTABILITY_SKIP)"
+        return 0
     fi
     slug=$(echo "$name" | tr -c 'A-Za-z0-9_.+=-' '_' | sed 's/_*$//')
     WORK=$BUILD/$slug
@@ -244,8 +263,10 @@ done
 suite() {
     cc=$1 cflags=$2 runner=${3:-}
     need "$cc" $(tools_of "$runner") timeout || return 1
+    scale=${POOL_TEST_SCALE:-1}
+    [ -z "$runner" ] || scale=${POOL_TEST_SCALE:-$EMULATED_SCALE}
     CC=$cc CFLAGS=$cflags BUILD=$WORK TEST_RUNNER=$runner EXE=$EXE TEST_SCRIPTS=test_waiting_slots \
-        TEST_TIMEOUT=${TEST_TIMEOUT:-$SUITE_TIMEOUT} sh tests/run.sh
+        POOL_TEST_SCALE=$scale TEST_TIMEOUT=${TEST_TIMEOUT:-$SUITE_TIMEOUT} sh tests/run.sh
     rc=$?
     [ "$rc" -eq 0 ] && return 0
     fails=$(grep '^FAIL ' "$LOG" | sed 's/^FAIL \([^ ]*\).*/\1/' | tr '\n' ' ' | sed 's/ $//')
@@ -256,6 +277,12 @@ suite() {
     [ -n "$err" ] && REASON="$REASON; first pool.h error: $err"
     return 1
 }
+
+# Under an emulator the tests run every scenario with half the rounds
+# (POOL_TEST_SCALE, unless set): those runs check the build and its code on
+# that ISA or OS, one host CPU at a time for arm64, where the rounds add no
+# interleavings the native suites lack, and took 500 s each at full size.
+EMULATED_SCALE=0.5
 
 # 600 s a program natively too: test_cpp.sh builds and runs the C++ tests in
 # every language mode and under two sanitizers within it, which took 230 s of
