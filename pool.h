@@ -256,6 +256,10 @@
                           path then does not touch them; their stats read 0)
      POOL_NO_INLINE_JOIN  no pool_join macro in C (see pool_join): every
                           call reaches the function
+     POOL_NO_CPP          leave the C++ interface (namespace pool_cpp) out of
+                          a C++ file; wherever pool.h is included
+     POOL_COMPLETION_PIPE a completion queue's handle is a pipe on Linux too,
+                          not an eventfd (see pool_completion_init)
      POOL_CHAOS           testing only: random yields and short sleeps at
                           each protocol step, to widen race windows
 
