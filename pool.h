@@ -82,7 +82,8 @@
    Tasks of one priority run in no particular order. A high task spawned
    into a scope is part of the scope like any other (cancel, wait).
 
-   Every one of these may be called from any thread: a worker of the same
+   Every one of these but pool_broadcast (not from p's own tasks: see it)
+   may be called from any thread: a worker of the same
    pool (the work goes to that worker's own deque), a thread outside every
    pool, or a worker of another pool (it blocks, and its own pool starts a
    spare thread for its queued work meanwhile, so pools may call into each
@@ -178,19 +179,29 @@
                 configuration field or index out of range, a job never
                 submitted or waited for already
      ENOMEM     an allocation failed
-     EDEADLK    the call would wait for itself (pool_destroy from a task of
-                that pool, pool_scope_wait_status from a task of that scope)
+     EDEADLK    the call would wait for itself (pool_destroy or
+                pool_broadcast from a task of that pool,
+                pool_scope_wait_status from a task of that scope,
+                pool_graph_wait from a node of that graph)
      ECANCELED  the pool's destroy has begun (a submission), or
-                pool_destroy_fast skipped the job (its wait)
+                pool_destroy_fast skipped the job (its wait), or the scope
+                or graph was cancelled (its spawns and its wait)
      EBUSY      the task or job is still queued from an earlier submission
                 (or twice in one batch), or the job is in flight on another
                 pool. Make tasks and jobs with their initialiser (POOL_TASK_INIT,
                 POOL_BLOCKING_JOB_INIT) or zero them: leftover private
-                fields may read as queued
-     EAGAIN     no thread exists to run the task and none could be started:
-                the task was not taken
+                fields may read as queued. Also an object still in use: a
+                graph that runs, a node or edge in a graph already, an
+                inbox with tasks not run yet
+     EAGAIN     no thread exists to run the task and none could be started
+                (for pool_submit_pinned and pool_broadcast: the one worker's
+                thread that must run it): the task was not taken
      ECHILD     in the child of a fork(), a pool or job from before it
      ENOTSUP    a feature compiled out (pool_trace_write without POOL_TRACE)
+     ELOOP      pool_graph_run: the graph has a cycle
+     EPERM      pool_inbox_run and pool_inbox_wait on a thread that does not
+                own the inbox
+     ETIMEDOUT  pool_inbox_wait: nothing was posted in time
      EIO, ...   pool_stats_print and pool_trace_write: a write error, or the
                 errno of fopen
    pool_join, pool_call, pool_call_on_worker and pool_parallel_for return
@@ -422,7 +433,9 @@ struct pool_config {
     /* Spare threads at most, 0 to 65535; 0: 256. A worker that parks in a
        wait has its pool start a spare while queued work needs one (see
        WAITING); spares have worker indices from num_threads up, stop when
-       the park ends, and stay for the next. */
+       the park ends, and stay for the next. Workers and spares together
+       are at most 65535: the pool takes fewer spares where they would be
+       more. */
     int max_spare_threads;
     /* The idle policy, 0 to 1000000: microseconds a worker that ran out of
        work keeps searching (between searches it watches the queues for a
@@ -705,7 +718,8 @@ struct pool_blocking_job {
             spin_us > 1000000; heartbeat_us > 1000000 but for
             POOL_HEARTBEAT_OFF; spawn_throttle > 65535 but for
             POOL_SPAWN_THROTTLE_OFF; external_slots < -1 or > 30;
-            spawn_throttle_outside < -1 or > 1; a stack_size the system
+            spawn_throttle_outside < -1 or > 1; active_threads < 0 or
+            above the pool's thread count; a stack_size the system
             refuses; num_cpus < 0, cpus NULL with
             num_cpus > 0, or a CPU outside 0..1023. ENOMEM.
    Threads: any.
@@ -1365,7 +1379,9 @@ POOL_DEF int pool_num_threads(const pool *p);
             begun. ENOMEM: the default pool could not be created. ECHILD:
             a pool created before a fork().
    Threads: any, a task of p's included (its worker stops after the task).
-   Blocks:  no; it wakes the workers that have to look at the new count. */
+   Blocks:  no, but it takes the lock of thread starts (it may wait for
+            another thread's start), wakes the workers that have to look at
+            the new count, and a raise may start a missing worker. */
 POOL_DEF int pool_set_active_threads(pool *p, int n);
 
 /* pool_active_threads: p's active count (see pool_set_active_threads);
@@ -1377,7 +1393,8 @@ POOL_DEF int pool_active_threads(const pool *p);
 
 /* pool_worker_index_limit: one more than the highest index
    pool_worker_index can return on a thread of p: num_threads +
-   max_spare_threads + external_slots (1 if the default pool could not be
+   max_spare_threads + external_slots, the first two together at most
+   65535 (see max_spare_threads; 1 if the default pool could not be
    created). Size per-thread arrays by it.
    Errors:  none.
    Threads: any.
@@ -1405,7 +1422,8 @@ POOL_DEF int pool_worker_stats_get(const pool *p, int worker, pool_worker_stats 
    spare to out, formatted for a terminal, and flushes it.
    Errors:  EINVAL: out is NULL. ENOMEM: the default pool could not be
             created. The errno of a failed write or flush (ENOSPC, ...),
-            else EIO.
+            else EIO; an error flag already set on out (see clearerr) is
+            reported as this call's.
    Threads: any.
    Blocks:  on the stream's I/O. */
 POOL_DEF int pool_stats_print(const pool *p, FILE *out);
@@ -8439,6 +8457,8 @@ POOL__IMPL int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_prior
     if (!s || !t || !t->run || !pool__priority_valid(priority)) return EINVAL;
     if (s->pool__pool && pool__inherited(s->pool__pool)) return ECHILD;
     if (pool__scope_cancelled_now(s, POOL__RELAXED)) return ECANCELED; /* see the cancellation */
+    /* Relaxed: a misuse check, as in pool__mark_queued. */
+    if ((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & POOL__QUEUED) return EBUSY;
     if (!s->pool__pool) { /* no pool could be created: run it here */
         t->pool__scope = NULL;
         t->run(t);
@@ -8446,14 +8466,10 @@ POOL__IMPL int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_prior
     }
     /* The throttle bounds the deque, which a high-priority task skips. */
     if (priority == POOL_PRIORITY_NORMAL && (w = pool__spawn_inline_worker(s)) != NULL) {
-        /* Relaxed: a misuse check, as in pool__mark_queued. */
-        if ((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & POOL__QUEUED) return EBUSY;
         pool__execute_inline(w, t, s);
         return 0;
     }
     if (priority == POOL_PRIORITY_NORMAL && pool__outside_runs_inline(s)) {
-        /* Relaxed: a misuse check, as above. */
-        if ((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & POOL__QUEUED) return EBUSY;
         pool__outside_run_at_once(s, t, NULL, NULL, 0);
         return 0;
     }
@@ -9879,6 +9895,7 @@ POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
         pool__free(buf, p->user);
         return rc;
     }
+    errno = 0; /* a buffered write fails at a flush: its errno is the one to report */
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
                "\"args\":{\"name\":");
@@ -9887,7 +9904,7 @@ POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
     for (i = 0; i < p->trace->lanes; i++)
         pool__trace_write_lane(f, p, i, buf, &blocking_lanes, &outside_lanes);
     fprintf(f, "\n]}\n");
-    if (ferror(f)) rc = EIO;
+    if (ferror(f)) rc = errno ? errno : EIO;
     if (fclose(f) != 0 && !rc) rc = errno ? errno : EIO;
     pool__free(buf, p->user);
     return rc;

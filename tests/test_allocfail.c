@@ -11,6 +11,9 @@
  * returns ENOMEM, or all the work completes exactly once (except a batch
  * refused with EAGAIN, untaken, when no thread could start). Either way every
  * allocation is freed by the end, and nothing hangs (watchdog).
+ * With every allocation failing, the default pool cannot be created: a
+ * scope of it runs each spawn at once on the spawner, but refuses (EBUSY,
+ * not run) a task still queued elsewhere, here in an inbox.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -130,6 +133,34 @@ static int run_once(const char *label) {
     return 1;
 }
 
+static atomic_int no_pool_runs;
+static void no_pool_task(pool_task *t) {
+    (void)t;
+    atomic_fetch_add(&no_pool_runs, 1);
+}
+
+static void no_default_pool(void) {
+    pool_task t = POOL_TASK_INIT(no_pool_task);
+    pool_inbox box;
+    pool_scope s;
+    size_t ran = 0;
+    fail_at = 0, fail_from = 1; /* every allocation fails */
+    pool_scope_init(&s, NULL);
+    CHECK_EQ_I64(pool_scope_spawn(&s, &t), 0); /* run at once */
+    CHECK_EQ_I64(atomic_load(&no_pool_runs), 1);
+    CHECK_EQ_I64(pool_inbox_init(&box), 0);
+    CHECK_EQ_I64(pool_inbox_post(&box, &t), 0);
+    CHECK_EQ_I64(pool_scope_spawn(&s, &t), EBUSY); /* queued in the inbox */
+    CHECK_EQ_I64(atomic_load(&no_pool_runs), 1);
+    CHECK_EQ_I64(pool_scope_wait_status(&s), 0);
+    CHECK_EQ_I64(pool_inbox_run(&box, &ran), 0);
+    CHECK_EQ_I64(ran, 1);
+    CHECK_EQ_I64(atomic_load(&no_pool_runs), 2);
+    CHECK_EQ_I64(pool_inbox_destroy(&box), 0);
+    CHECK_EQ_I64(atomic_load(&live), 0);
+    fail_at = -1, fail_from = 0;
+}
+
 int main(void) {
     long total, k;
     int created = 0, refused = 0;
@@ -155,6 +186,7 @@ int main(void) {
     }
     printf("  %d runs: pool_create refused %d cleanly, %d completed all work\n", created + refused,
            refused, created);
+    no_default_pool();
     if (test_failures()) {
         printf("test_allocfail: %ld check(s) FAILED\n", test_failures());
         return 1;

@@ -5,7 +5,9 @@
  * per worker, as many job spans as jobs run, steals as jobs stolen,
  * sleeps as sleeps and wake-ups; as many tasks injected as the pool
  * counted. A run too long for the rings loses its oldest events and
- * still gives a valid trace.
+ * still gives a valid trace. Its trace written to a full disk (Linux's
+ * /dev/full) fails with ENOSPC, the errno of the write that failed, not
+ * EIO, though the stream's buffer fills and fails long before the close.
  */
 #define POOL_TRACE
 #define POOL_IMPLEMENTATION
@@ -185,6 +187,21 @@ static void test_real_run(const char *path) {
 #define OVERFLOW_TASKS 150000 /* 2 events each: more than 2 rings hold */
 static pool_task overflow_tasks[OVERFLOW_TASKS];
 
+/* p's trace, `len` bytes, written to a full disk. */
+static void check_full_disk(pool *p, size_t len) {
+#if defined(__linux__)
+    if (access("/dev/full", W_OK) != 0) {
+        printf("no /dev/full: the full-disk write skipped\n");
+        return;
+    }
+    CHECK(len > 1000000); /* many times a stream's buffer */
+    CHECK_EQ_I64(pool_trace_write(p, "/dev/full"), ENOSPC);
+#else
+    (void)p, (void)len;
+    printf("the full-disk write skipped (Linux only)\n");
+#endif
+}
+
 static void test_overflow(const char *path) {
     pool *p = test_pool(2);
     struct trace_summary s;
@@ -214,6 +231,7 @@ static void test_overflow(const char *path) {
     CHECK(s.total.jobs < (long)st.jobs_run);
     trace_summary_free(&s);
     free(json);
+    check_full_disk(p, len);
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 
