@@ -269,8 +269,8 @@
                           call reaches the function
      POOL_NO_CPP          leave the C++ interface (namespace pool_cpp) out of
                           a C++ file; wherever pool.h is included
-     POOL_COMPLETION_PIPE a completion queue's handle is a pipe on Linux too,
-                          not an eventfd (see pool_completion_init)
+     POOL_COMPLETION_PIPE the handle of a completion queue or an inbox is a
+                          pipe on Linux too, not an eventfd
      POOL_CHAOS           testing only: random yields and short sleeps at
                           each protocol step, to widen race windows
 
@@ -619,12 +619,13 @@ struct pool_graph_node {
     pool_graph_edge *pool__out;         /* the edges to its successors */
     uint32_t pool__preds;               /* how many edges lead to it */
     uint32_t pool__waiting;             /* predecessors not finished in this run */
+    uint32_t pool__generation;          /* its graph's when it was added */
 };
 
 /* Static or compound initialiser for a node whose run is fn. */
 /* clang-format off: an initialiser, not a block */
 #define POOL_GRAPH_NODE_INIT(fn) \
-    { (fn), POOL_TASK_INIT(0), 0, 0, 0, 0, 0, 0 }
+    { (fn), POOL_TASK_INIT(0), 0, 0, 0, 0, 0, 0, 0 }
 /* clang-format on */
 
 /* pool_graph_edge: the storage of one edge (pool_graph_link), owned by the
@@ -644,6 +645,7 @@ struct pool_graph {
     pool_graph_node *pool__roots; /* the nodes without predecessors, once checked */
     uint32_t pool__running;       /* 1 from pool_graph_run until its wait */
     int pool__checked;            /* 0: changed since the cycle check; else its result + 1 */
+    uint32_t pool__generation;    /* its pool_graph_init's, which its nodes hold */
 };
 
 /* pool_completion_item: what a finished piece of work posts to a
@@ -1056,7 +1058,7 @@ POOL_DEF int pool_scope_on_cancel(pool_scope *s, void (*on_cancel)(pool_task *t)
    the default pool): add nodes, link them, then run it and wait for the
    run, as often as needed. Initialising a graph again forgets its nodes
    and edges, which stay in use (EBUSY) until they are zeroed or made
-   afresh.
+   afresh, and are no nodes of it for pool_graph_link (EINVAL).
    Errors:  none; a NULL g does nothing.
    Threads: any.
    Blocks:  no (it may create the default pool). */
@@ -1074,8 +1076,9 @@ POOL_DEF int pool_graph_add(pool_graph *g, pool_graph_node *n);
 /* pool_graph_link: makes `to` run after `from` in every run of g, with e as
    the edge's storage. A cycle is not refused here: the next pool_graph_run
    finds it (ELOOP), so that building a graph costs nothing per edge.
-   Errors:  EINVAL: NULL g, e, from or to, or from or to not a node of g.
-            EBUSY: e is in use (linked already, or not zeroed), or g is
+   Errors:  EINVAL: NULL g, e, from or to, or from or to not a node of g
+            (one added before g's last pool_graph_init is not). EBUSY: e
+            is in use (linked already, or not zeroed), or g is
             running (run, not yet waited).
    Threads: any, but not at the same time as another call on g.
    Blocks:  no. */
@@ -1190,7 +1193,8 @@ POOL_DEF int pool_completion_destroy(pool_completion *c);
 /* pool_inbox_init: makes box the inbox of the calling thread (see PINNED
    TASKS): tasks posted to it from any thread run on this thread only, when
    it calls pool_inbox_run. Its handle, like a completion queue's (an
-   eventfd on Linux, a pipe elsewhere, an event HANDLE on Windows), is
+   eventfd on Linux unless POOL_COMPLETION_PIPE, a pipe elsewhere, an
+   event HANDLE on Windows), is
    readable while tasks wait, so an event loop learns of them without a
    thread parked in a wait. It needs no pool.
    Errors:  EINVAL: box is NULL. The errno of eventfd, pipe or fcntl
@@ -1423,7 +1427,7 @@ POOL_DEF int pool_worker_stats_get(const pool *p, int worker, pool_worker_stats 
    Errors:  EINVAL: out is NULL. ENOMEM: the default pool could not be
             created. The errno of a failed write or flush (ENOSPC, ...),
             else EIO; an error flag already set on out (see clearerr) is
-            reported as this call's.
+            reported as this call's, as EIO if nothing failed now.
    Threads: any.
    Blocks:  on the stream's I/O. */
 POOL_DEF int pool_stats_print(const pool *p, FILE *out);
@@ -8832,8 +8836,15 @@ static int pool__graph_check(pool_graph *g) {
     return reached == nodes ? 0 : ELOOP;
 }
 
+/* Numbers each pool_graph_init, so that a node tells the graph it was
+   added to from the same memory initialised again (g's own fields cannot
+   be read before its first init). Relaxed: only distinct values matter. A
+   node forgotten 2^32 inits of any graph ago may pass for a new one. */
+static uint32_t pool__graph_inits;
+
 POOL__IMPL void pool_graph_init(pool_graph *g, pool *p) {
     if (!g) return;
+    g->pool__generation = POOL__FETCH_ADD(&pool__graph_inits, 1, POOL__RELAXED);
     pool_scope_init(&g->pool__scope, p);
     g->pool__nodes = NULL;
     g->pool__roots = NULL;
@@ -8856,6 +8867,7 @@ POOL__IMPL int pool_graph_add(pool_graph *g, pool_graph_node *n) {
     if (!g || !n || !n->run) return EINVAL;
     if (n->pool__graph || pool__graph_running(g)) return EBUSY;
     n->pool__graph = g;
+    n->pool__generation = g->pool__generation;
     n->pool__task = task;
     n->pool__out = NULL;
     n->pool__preds = 0;
@@ -8865,9 +8877,14 @@ POOL__IMPL int pool_graph_add(pool_graph *g, pool_graph_node *n) {
     return 0;
 }
 
+static int pool__graph_has(const pool_graph *g, const pool_graph_node *n) {
+    return n->pool__graph == g && n->pool__generation == g->pool__generation;
+}
+
 POOL__IMPL int pool_graph_link(pool_graph *g, pool_graph_edge *e, pool_graph_node *from,
                                pool_graph_node *to) {
-    if (!g || !e || !from || !to || from->pool__graph != g || to->pool__graph != g) return EINVAL;
+    if (!g || !e || !from || !to || !pool__graph_has(g, from) || !pool__graph_has(g, to))
+        return EINVAL;
     if (e->pool__to || pool__graph_running(g)) return EBUSY;
     e->pool__to = to;
     e->pool__next = from->pool__out;
@@ -9883,7 +9900,7 @@ POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
     pool *p;
     pool__trace_event *buf;
     FILE *f;
-    int i, rc = 0, blocking_lanes = 0, outside_lanes = 0;
+    int i, rc = 0, blocking_lanes = 0, outside_lanes = 0, saved_errno = errno;
     if (!path) return EINVAL;
     if (!(p = pool__resolve(cp))) return ENOMEM;
     if (!p->trace) return ENOTSUP;
@@ -9907,6 +9924,7 @@ POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
     if (ferror(f)) rc = errno ? errno : EIO;
     if (fclose(f) != 0 && !rc) rc = errno ? errno : EIO;
     pool__free(buf, p->user);
+    if (!rc) errno = saved_errno;
     return rc;
 #else
     (void)cp;
@@ -10050,9 +10068,10 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
     pool_stats s;
     pool_worker_stats ws;
     pool *p;
-    int i;
+    int i, saved_errno = errno;
     if (!out) return EINVAL;
     if (!(p = pool__resolve(cp))) return ENOMEM;
+    errno = 0; /* a failed write's errno is the one to report, not an older one */
     pool_stats_get(p, &s);
     fprintf(out,
             "pool %s: %llu/%d threads started (%llu failed), %llu spares\n"
@@ -10090,6 +10109,7 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
     }
     /* A buffered stream may fail only when it is flushed (a full disk). */
     if (fflush(out) != 0 || ferror(out)) return errno ? errno : EIO;
+    errno = saved_errno;
     return 0;
 }
 

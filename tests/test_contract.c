@@ -718,8 +718,17 @@ static void test_stats_print_full(void) {
         printf("    (no /dev/full: skipped)\n");
     } else {
         int rc = pool_stats_print(p, f);
+        FILE *null = fopen("/dev/null", "w");
         CHECK_MSG(rc == ENOSPC, "pool_stats_print returned %d", rc);
         fclose(f);
+        /* Its success leaves errno as it was. */
+        CHECK(null != NULL);
+        if (null) {
+            errno = ENOENT;
+            CHECK_EQ_I64(pool_stats_print(p, null), 0);
+            CHECK_EQ_I64(errno, ENOENT);
+            fclose(null);
+        }
     }
     CHECK(pool_destroy(p) == 0);
 #else

@@ -13,7 +13,9 @@
  *             runs, and the graph stays refused until it changes.
  *   errors    EINVAL and EBUSY: NULLs, a node of another graph, a node
  *             added twice, an edge linked twice, a run before the last
- *             one's wait, add and link while running; EDEADLK: a wait from
+ *             one's wait, add and link while running, a node that the
+ *             graph's second pool_graph_init forgot (no node of it: it
+ *             can be neither linked nor added again); EDEADLK: a wait from
  *             inside a node.
  *   cancel    a node cancels its run: its successors and every node not
  *             started do not run, the wait says ECANCELED, and the next
@@ -271,7 +273,7 @@ static void waits_for_own_graph(pool_graph_node *self) {
 static void part_errors(void) {
     pool *p = test_pool(2);
     pool_graph g, other;
-    small_node n[3], x;
+    small_node n[3], x, fresh;
     pool_graph_node gate = POOL_GRAPH_NODE_INIT(gate_node), late = POOL_GRAPH_NODE_INIT(small_run);
     pool_graph_node self_waiter = POOL_GRAPH_NODE_INIT(waits_for_own_graph);
     pool_graph_node no_run = POOL_GRAPH_NODE_INIT(NULL);
@@ -320,6 +322,17 @@ static void part_errors(void) {
     CHECK_EQ_I64(pool_graph_run(&other), 0);
     CHECK_EQ_I64(pool_graph_wait(&other), 0);
     CHECK_EQ_I64(atomic_load(&errors_deadlk), EDEADLK);
+    /* Initialised again, other forgets x: linked to a new node, x would
+       hold it back for ever, as a predecessor that never runs. */
+    memset(e, 0, sizeof e);
+    small_graph(&other, p, &fresh, 1);
+    CHECK_EQ_I64(pool_graph_link(&other, &e[0], &x.node, &fresh.node), EINVAL);
+    CHECK_EQ_I64(pool_graph_link(&other, &e[0], &fresh.node, &x.node), EINVAL);
+    CHECK_EQ_I64(pool_graph_add(&other, &x.node), EBUSY);
+    CHECK_EQ_I64(pool_graph_run(&other), 0);
+    CHECK_EQ_I64(pool_graph_wait(&other), 0);
+    CHECK_EQ_I64(small_runs(&fresh, 1), 1);
+    CHECK_EQ_I64(small_runs(&x, 1), 1); /* its one run in other's first graph */
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 
