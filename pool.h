@@ -8839,7 +8839,8 @@ static int pool__graph_check(pool_graph *g) {
 /* Numbers each pool_graph_init, so that a node tells the graph it was
    added to from the same memory initialised again (g's own fields cannot
    be read before its first init). Relaxed: only distinct values matter. A
-   node forgotten 2^32 inits of any graph ago may pass for a new one. */
+   forgotten node passes for a new one only when a multiple of 2^32 inits
+   (of any graph of this implementation) lie between. */
 static uint32_t pool__graph_inits;
 
 POOL__IMPL void pool_graph_init(pool_graph *g, pool *p) {
@@ -9924,7 +9925,7 @@ POOL__IMPL int pool_trace_write(const pool *cp, const char *path) {
     if (ferror(f)) rc = errno ? errno : EIO;
     if (fclose(f) != 0 && !rc) rc = errno ? errno : EIO;
     pool__free(buf, p->user);
-    if (!rc) errno = saved_errno;
+    errno = rc ? rc : saved_errno; /* never left at the 0 set above */
     return rc;
 #else
     (void)cp;
@@ -10108,7 +10109,10 @@ POOL__IMPL int pool_stats_print(const pool *cp, FILE *out) {
                 (unsigned long long)ws.wait_depth_max, ws.cpu);
     }
     /* A buffered stream may fail only when it is flushed (a full disk). */
-    if (fflush(out) != 0 || ferror(out)) return errno ? errno : EIO;
+    if (fflush(out) != 0 || ferror(out)) {
+        if (!errno) errno = EIO; /* never left at the 0 set above */
+        return errno;
+    }
     errno = saved_errno;
     return 0;
 }
