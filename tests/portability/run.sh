@@ -71,6 +71,19 @@ skipped_by_request() {
 
 # combo NAME FUNCTION ARGS...: runs FUNCTION ARGS with its output in a log
 # of its own; FUNCTION returns 0 for a pass, or sets REASON and returns 1.
+# failure_excerpt LOG: what tells why a combination failed: each failing
+# test's line with its own log tail, which run.sh indents beneath it (the
+# tail of the whole log shows only the tests that passed after it), or the
+# log's tail when no test line says FAIL (a build or tool error).
+failure_excerpt() {
+    if grep -q '^FAIL ' "$1"; then
+        awk '/^FAIL /{show=1; print; next} /^    \| /{if (show) print; next} {show=0}' "$1" |
+            head -n 120
+    else
+        tail -n 15 "$1"
+    fi
+}
+
 combo() {
     name=$1
     shift
@@ -94,7 +107,7 @@ combo() {
     else
         [ -n "$REASON" ] || REASON="see $LOG"
         echo "FAIL $name: $REASON"
-        tail -n 15 "$LOG" | sed 's/^/    | /' >&2
+        failure_excerpt "$LOG" | sed 's/^/    | /' >&2
         failed=$((failed + 1))
     fi
 }
