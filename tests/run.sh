@@ -175,10 +175,14 @@ for src in tests/test_*.c; do
     rc=$?
     # Every test prints its verdict, so a run that failed with an empty log
     # never got as far as the program: an emulator that did not start (wine
-    # now and then, with a busy wineserver). That, and only that, is tried
-    # again once.
-    if [ "$rc" -ne 0 ] && [ -n "$RUNNER" ] && [ ! -s "$log" ]; then
-        echo "(the runner printed nothing and failed with status $rc; running again)" >"$log"
+    # now and then, with a busy wineserver). A run that printed nothing but
+    # wine's own "wine client error" lost its connection to the wineserver,
+    # and its buffered output with it (3 times in 2500 back-to-back runs of
+    # test_cancel here, with other wine programs running): the emulator
+    # failed, whatever the program did. Those two, and only those, are
+    # tried again once.
+    if [ "$rc" -ne 0 ] && [ -n "$RUNNER" ] && ! grep -qv '^wine client error:' "$log"; then
+        echo "(the runner failed with status $rc and printed only: $(head -c 200 "$log"); running again)" >"$log"
         # shellcheck disable=SC2086
         $TIMEOUT ${RUNNER:-} "$bin" >>"$log" 2>&1
         rc=$?
