@@ -29,6 +29,12 @@
  *              waits for the thread waiting on that scope: it must count
  *              its skips done before it runs anything.
  */
+#include <stdatomic.h>
+
+/* The threads that joined a wait under way (see part joiners). */
+static atomic_int scope_wait_joined;
+#define POOL__SCOPE_WAIT_JOINED(s) ((void)(s), atomic_fetch_add(&scope_wait_joined, 1))
+
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
@@ -62,12 +68,14 @@ static void spin_for(long us) {
     while (test_now() < end) continue;
 }
 
-static pool_scope *hold_until_cancelled; /* if set, a task runs on until it is cancelled */
+/* If set, a task runs on until it is cancelled (set and cleared by main). */
+static _Atomic(pool_scope *) hold_until_cancelled;
 
 static void marked_run(pool_task *t) {
+    pool_scope *hold = atomic_load(&hold_until_cancelled);
     mark(t, RAN);
     spin_for(marked_of(t)->spin_us);
-    while (hold_until_cancelled && !pool_scope_cancelled(hold_until_cancelled)) test_sleep_us(50);
+    while (hold && !pool_scope_cancelled(hold)) test_sleep_us(50);
 }
 
 static void marked_skip(pool_task *t) { mark(t, SKIPPED); }
@@ -109,7 +117,8 @@ static void part_queued(void) {
     printf("  queued: %ld tasks from outside, cancelled after the first ran\n", n);
     reset_counts();
     pool_scope_init(&s, p);
-    hold_until_cancelled = &s; /* each worker holds its first task: the rest waits queued */
+    /* Each worker holds its first task: the rest waits queued. */
+    atomic_store(&hold_until_cancelled, &s);
     CHECK_EQ_I64(pool_scope_on_cancel(&s, marked_skip), 0);
     for (i = 0; i < n; i++) CHECK_EQ_I64(pool_scope_spawn(&s, &m[i].task), 0);
     while (atomic_load(&ran) == 0) test_sleep_us(100);
@@ -118,7 +127,7 @@ static void part_queued(void) {
     CHECK_EQ_I64(pool_scope_cancel(&s), 0); /* twice is once */
     CHECK_EQ_I64(pool_scope_wait_status(&s), ECANCELED);
     CHECK_EQ_I64(atomic_load(&twice), 0);
-    hold_until_cancelled = NULL;
+    atomic_store(&hold_until_cancelled, NULL);
     CHECK_EQ_I64(atomic_load(&ran) + atomic_load(&skipped), n);
     /* Each worker ran one task before the cancel; after it, every task is
        skipped (a worker that saw the cancel sees it at its next task). */
@@ -277,31 +286,30 @@ static void part_empty_and_reuse(void) {
 
 /* ---- joiners ---- */
 
-static atomic_int joiners_status[2], joiners_waiting;
+static atomic_int joiners_status[2];
 
 static void *joiner(void *arg) {
     int k = (int)(intptr_t)arg;
-    atomic_fetch_add(&joiners_waiting, 1);
     atomic_store(&joiners_status[k], pool_scope_wait_status(&running_scope));
     return NULL;
 }
 
-/* Nothing tells that the second thread is inside the wait but a 20 ms
-   sleep (the latch's WAITING bit is set by an owner that parks as well). A
-   thread that comes after the cancelled round ended waits for the next
-   round, and rightly says 0; a joiner that is not told ECANCELED says 0 in
-   every round. So a round in which one says 0 is run again, and the check
-   fails only if each of JOINER_ROUNDS does. */
-#define JOINER_ROUNDS 3
-
-/* One round: how many of the two threads said ECANCELED. */
-static int joiners_round(pool *p) {
+/* Both threads inside the wait before the cancel: one owns it (white-box:
+   the latch's OWNED bit), the other joined it (the test's hook in the
+   wait). The round cannot end before the cancel (its tasks run until they
+   see it), so each is told ECANCELED. A thread that came after the round
+   ended would wait for the next one and rightly say 0: waiting for the
+   hook, not for a while, rules that out. */
+static void part_joiners(void) {
+    pool *p = test_pool(2);
     pool_task tasks[2] = {POOL_TASK_INIT(until_cancelled), POOL_TASK_INIT(until_cancelled)};
     pthread_t th[2];
-    int k, cancelled = 0;
+    int k;
+    test_watchdog(30, "test_cancel joiners: two threads waiting on a cancelled scope");
+    printf("  joiners: two threads wait on one scope, which is cancelled\n");
     /* until_cancelled watches running_scope: use it here too. */
     atomic_store(&running_started, 0);
-    atomic_store(&joiners_waiting, 0);
+    atomic_store(&scope_wait_joined, 0);
     pool_scope_init(&running_scope, p);
     CHECK_EQ_I64(pool_scope_spawn(&running_scope, &tasks[0]), 0);
     CHECK_EQ_I64(pool_scope_spawn(&running_scope, &tasks[1]), 0);
@@ -309,44 +317,16 @@ static int joiners_round(pool *p) {
         atomic_store(&joiners_status[k], -1);
         CHECK(pthread_create(&th[k], NULL, joiner, (void *)(intptr_t)k) == 0);
     }
-    /* Both inside the wait, one owning it (white-box: the latch's OWNED bit),
-       the other joined: a thread that came after the cancelled round ended
-       would wait for the next round, and rightly say 0. */
     while (
-        atomic_load(&joiners_waiting) < 2 || atomic_load(&running_started) < 2 ||
+        atomic_load(&running_started) < 2 || atomic_load(&scope_wait_joined) < 1 ||
         !(__atomic_load_n(&running_scope.pool__done.state, __ATOMIC_ACQUIRE) & POOL__LATCH_OWNED))
         test_sleep_us(100);
-    test_sleep_us(20000);
     CHECK_EQ_I64(pool_scope_cancel(&running_scope), 0);
     for (k = 0; k < 2; k++) pthread_join(th[k], NULL);
-    for (k = 0; k < 2; k++) {
-        int status = atomic_load(&joiners_status[k]);
-        CHECK_MSG(status == ECANCELED || status == 0, "joiner %d: %d", k, status);
-        cancelled += status == ECANCELED;
-    }
-    /* The owner took the wait before the cancel, and its round could not
-       end before it (its tasks run until they see it): ECANCELED, always. */
-    CHECK_MSG(cancelled >= 1, "neither thread waiting on a cancelled scope said ECANCELED");
-    return cancelled;
-}
-
-static void part_joiners(void) {
-    pool *p;
-    int round;
-    if (test_under_valgrind()) { /* one thread at a time: no telling when both are inside */
-        printf("  joiners: skipped under valgrind\n");
-        return;
-    }
-    p = test_pool(2);
-    test_watchdog(30, "test_cancel joiners: two threads waiting on a cancelled scope");
-    printf("  joiners: two threads wait on one scope, which is cancelled\n");
-    for (round = 1; round <= JOINER_ROUNDS; round++) {
-        if (joiners_round(p) == 2) break;
-        printf("    round %d: one thread said 0 (it came late, or was not told): once more\n",
-               round);
-    }
-    CHECK_MSG(round <= JOINER_ROUNDS, "a joiner said 0 in each of %d rounds: not told ECANCELED",
-              JOINER_ROUNDS);
+    for (k = 0; k < 2; k++)
+        CHECK_MSG(atomic_load(&joiners_status[k]) == ECANCELED, "joiner %d: %d, not ECANCELED", k,
+                  atomic_load(&joiners_status[k]));
+    CHECK_EQ_I64(atomic_load(&scope_wait_joined), 1);
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 
