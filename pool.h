@@ -8520,18 +8520,18 @@ POOL__IMPL int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg,
     return err;
 }
 
-/* Another thread owns the wait for s, in round `round`: block until that
-   round is over (its owner re-armed the scope), and say in *cancelled
-   whether it was cancelled. Returns whether tasks are still unfinished
-   then (the caller waits again: see above). Acquire: pairs with the
-   release of the decrements (and so of every task that finished). The
-   reference bit is masked: the owner gave it back as it re-armed. */
 /* Tests learn that a thread joined the wait of a round, so that they can
    cancel the round knowing it is inside (tests/test_cancel.c). */
 #ifndef POOL__SCOPE_WAIT_JOINED
 #define POOL__SCOPE_WAIT_JOINED(s) ((void)0)
 #endif
 
+/* Another thread owns the wait for s, in round `round`: block until that
+   round is over (its owner re-armed the scope), and say in *cancelled
+   whether it was cancelled. Returns whether tasks are still unfinished
+   then (the caller waits again: see above). Acquire: pairs with the
+   release of the decrements (and so of every task that finished). The
+   reference bit is masked: the owner gave it back as it re-armed. */
 static int pool__scope_wait_other(pool_scope *s, uint32_t round, int *cancelled) {
     pool__worker *w = pool__current();
     int unfinished;

@@ -110,8 +110,11 @@ passed=0
 failed=0
 
 # Shows the end of a failing test's log on stderr, indented.
+# awk ends every line, the last one of a log cut short included, so the
+# next PASS or FAIL line starts a line of its own; a carriage return (a
+# Windows program's line end) is dropped.
 show_log() {
-    tail -n 30 "$1" | sed 's/^/    | /' >&2
+    tail -n 30 "$1" | awk '{ sub(/\r$/, ""); print "    | " $0 }' >&2
 }
 
 # Whether test $1 is left out of this run.
@@ -180,28 +183,32 @@ for src in tests/test_*.c; do
     # and its buffered output with it (3 times in 2500 back-to-back runs of
     # test_cancel here, with other wine programs running): the emulator
     # failed, whatever the program did. Those two, and only those, are
-    # tried again once.
+    # tried again once; the first run's log is kept as NAME.log.first, and
+    # the PASS or FAIL line says so.
+    rerun=
     if [ "$rc" -ne 0 ] && [ -n "$RUNNER" ] && ! grep -qv '^wine client error:' "$log"; then
-        echo "(the runner failed with status $rc and printed only: $(head -c 200 "$log"); running again)" >"$log"
+        mv "$log" "$log.first"
+        if [ -s "$log.first" ]; then said="only wine client errors"; else said="nothing"; fi
+        rerun="; run again: the runner failed with status $rc and printed $said"
         # shellcheck disable=SC2086
-        $TIMEOUT ${RUNNER:-} "$bin" >>"$log" 2>&1
+        $TIMEOUT ${RUNNER:-} "$bin" >"$log" 2>&1
         rc=$?
     fi
     if [ "$rc" -eq 0 ]; then
-        echo "PASS $name ($(($(date +%s) - started)) s)"
+        echo "PASS $name ($(($(date +%s) - started)) s$rerun)"
         passed=$((passed + 1))
         continue
     fi
     if [ "$rc" -eq 124 ] && [ -n "$TIMEOUT" ]; then
         reason="timed out after $TEST_TIMEOUT s"
     elif [ "$rc" -eq 3 ] && grep -q '^WATCHDOG:' "$log"; then
-        reason=$(grep '^WATCHDOG:' "$log" | head -n 1)
+        reason=$(grep '^WATCHDOG:' "$log" | head -n 1 | tr -d '\r')
     elif [ "$rc" -gt 128 ]; then
         reason="killed by signal $((rc - 128))"
     else
         reason="exit status $rc"
     fi
-    echo "FAIL $name ($reason, see $log)"
+    echo "FAIL $name ($reason$rerun, see $log)"
     show_log "$log"
     failed=$((failed + 1))
 done

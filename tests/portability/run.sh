@@ -103,6 +103,8 @@ combo() {
     t0=$(date +%s)
     if "$@" >"$LOG" 2>&1; then
         echo "PASS $name ($(($(date +%s) - t0)) s)"
+        # Tests the runner failed to start or lost, run again (tests/run.sh).
+        grep 'run again: ' "$LOG" | sed 's/^/    | /'
         passed=$((passed + 1))
     else
         [ -n "$REASON" ] || REASON="see $LOG"
