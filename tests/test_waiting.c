@@ -261,7 +261,9 @@ static atomic_int busy_waiting;    /* the waiter is inside its call into B */
 static atomic_int busy_done_early; /* tasks finished while it waited */
 static atomic_int busy_ran_by_waiter;
 static atomic_int busy_total;
-static atomic_long busy_threads[64]; /* distinct threads that ran tasks during the wait */
+static atomic_long busy_threads[64]; /* tasks each thread ran during the wait */
+static atomic_int busy_distinct;     /* threads that ran one during the wait */
+static atomic_int busy_held;         /* a task held until a second thread ran one */
 static int busy_waiter_index;
 
 typedef struct busy_task {
@@ -273,6 +275,10 @@ static void spin_us(long us) {
     while (test_now() < until) continue;
 }
 
+/* The first task run during the wait holds its thread until another
+   thread has run one too (10 s at the most): else a thread that started
+   late (the spare, on a slow machine) could find every task run before
+   it, and the check that two threads ran them would fail for nothing. */
 static void busy_run(pool_task *t) {
     int me = pool_worker_index();
     (void)t;
@@ -280,15 +286,21 @@ static void busy_run(pool_task *t) {
     if (atomic_load(&busy_waiting)) {
         atomic_fetch_add(&busy_done_early, 1);
         if (me == busy_waiter_index) atomic_fetch_add(&busy_ran_by_waiter, 1);
-        if (me >= 0 && me < 64) atomic_fetch_add(&busy_threads[me], 1);
+        if (me >= 0 && me < 64 && atomic_fetch_add(&busy_threads[me], 1) == 0)
+            atomic_fetch_add(&busy_distinct, 1);
+        if (atomic_exchange(&busy_held, 1) == 0) {
+            double until = test_now() + 10;
+            while (atomic_load(&busy_distinct) < 2 && test_now() < until) test_sleep_us(1000);
+        }
     }
     atomic_fetch_add(&busy_total, 1);
 }
 
-/* B's job: returns once the queued tasks of A are done, or after 300 ms
-   at the most. */
+/* B's job: returns once the queued tasks of A are done, or after 10 s at
+   the most (a pool that ran none of them during the wait then fails the
+   checks, not the watchdog). */
 static void b_long(void *arg) {
-    double until = test_now() + 0.3;
+    double until = test_now() + 10;
     (void)arg;
     while (atomic_load(&busy_total) < BUSY_TASKS && test_now() < until) test_sleep_us(1000);
 }
@@ -320,6 +332,8 @@ static void test_busy_while_waiting(void) {
     pool_a = test_pool(2);
     pool_b = test_pool(1);
     for (i = 0; i < 64; i++) atomic_init(&busy_threads[i], 0);
+    atomic_store(&busy_distinct, 0);
+    atomic_store(&busy_held, 0);
     CALL_IN(pool_a, busy_waiter, NULL);
     while (atomic_load(&busy_total) < BUSY_TASKS) test_sleep_us(1000);
     for (i = 0; i < 64; i++) threads += atomic_load(&busy_threads[i]) > 0;
