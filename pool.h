@@ -1102,9 +1102,9 @@ POOL_DEF int pool_graph_run(pool_graph *g);
 /* pool_graph_wait: waits until the run of g has finished, running its
    nodes meanwhile as pool_scope_wait does; g can then be run again or
    changed. Returns 0 at once if g is not running (a cancel made meanwhile
-   stays for the next run). Several threads may wait for one run: each
-   returns once that run has finished, also when another of them has run
-   g again meanwhile.
+   stays for the next run). Several threads may wait for one run; one
+   that another thread's next run of g overtakes (that thread came back
+   first and ran g again) may wait for that run as well.
    Errors:  0: every node ran. ECANCELED: the run was cancelled
             (pool_graph_cancel): the nodes not yet started did not run (a
             cancel that came as the run ended may find every node run).
@@ -8610,10 +8610,8 @@ POOL__INLINE int pool__scope_nothing_to_wait_for(const pool_scope *s) {
            !pool__scope_cancelled_now(s, POOL__RELAXED);
 }
 
-/* Own the wait for s, or join the one under way, until its tasks are done;
-   with `one_round`, a joiner returns once the round it joined is over
-   (a graph's wait: see pool_graph_wait). */
-static int pool__scope_wait_done(pool_scope *s, pool *p, int one_round) {
+/* Own the wait for s, or join the one under way, until its tasks are done. */
+static int pool__scope_wait_done(pool_scope *s, pool *p) {
     uint32_t state;
     if (pool__scope_nothing_to_wait_for(s)) return 0;
     /* Acquire: pairs with the re-arming release of the previous owner. */
@@ -8621,7 +8619,7 @@ static int pool__scope_wait_done(pool_scope *s, pool *p, int one_round) {
     for (;;) {
         if (state & POOL__LATCH_OWNED) {
             int cancelled;
-            if (!pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS, &cancelled) || one_round)
+            if (!pool__scope_wait_other(s, state & ~POOL__LATCH_FLAGS, &cancelled))
                 return cancelled ? ECANCELED : 0;
             state = POOL__LOAD(&s->pool__done.state, POOL__ACQUIRE);
             continue;
@@ -8655,7 +8653,7 @@ POOL__INLINE int pool__scope_settled(const pool_scope *s) {
            pool__scope_nothing_to_wait_for(s);
 }
 
-POOL__INLINE int pool__scope_wait(pool_scope *s, int one_round) {
+POOL__INLINE int pool__scope_wait(pool_scope *s) {
     pool *p;
     int rc;
     if (!s) return EINVAL;
@@ -8676,14 +8674,14 @@ POOL__INLINE int pool__scope_wait(pool_scope *s, int one_round) {
     if (pool__scope_settled(s)) return 0;
     /* Either would wait for itself. */
     if (pool__inside_task_of(NULL, s) || pool__scope_wait_inline(s) != 0) return EDEADLK;
-    rc = pool__scope_wait_done(s, p, one_round);
+    rc = pool__scope_wait_done(s, p);
     pool__outside_runs_count(s, p);
     return rc;
 }
 
-POOL__IMPL int pool_scope_wait_status(pool_scope *s) { return pool__scope_wait(s, 0); }
+POOL__IMPL int pool_scope_wait_status(pool_scope *s) { return pool__scope_wait(s); }
 
-POOL__IMPL void pool_scope_wait(pool_scope *s) { (void)pool__scope_wait(s, 0); }
+POOL__IMPL void pool_scope_wait(pool_scope *s) { (void)pool__scope_wait(s); }
 
 POOL__IMPL int pool_scope_cancel(pool_scope *s) {
     if (!s) return EINVAL;
@@ -8979,13 +8977,7 @@ POOL__IMPL int pool_graph_wait(pool_graph *g) {
     /* Acquire: pairs with the run's release (see pool_graph_run). */
     gen = POOL__LOAD(&g->pool__running, POOL__ACQUIRE);
     if (!(gen & 1)) return 0; /* no run to wait for; a cancel stays for the next */
-    /* One round: this run's. A run is one round of the scope (the next
-       run begins only after this one's wait re-armed it), and only runs
-       spawn into it, so a joiner that finds tasks unfinished once its
-       round is over found the next run's, started by a waiter that came
-       back first: waiting for them too would hold it until a run it never
-       asked for ends (and that run may wait for it). */
-    rc = pool__scope_wait(&g->pool__scope, 1);
+    rc = pool_scope_wait_status(&g->pool__scope);
     /* Release: pairs with the next run's acquire. A CAS: another waiter of
        this run may have ended it already, and a new run begun. */
     if (rc != EDEADLK) POOL__CAS(&g->pool__running, &gen, gen + 1, POOL__RELEASE, POOL__RELAXED);

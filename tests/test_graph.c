@@ -25,16 +25,6 @@
  *             that run (a second run would then be accepted while the first
  *             is under way, and nodes run twice or not at all).
  */
-#include <stdatomic.h>
-
-/* The waiters part opens its gate once the second waiter has joined the
-   wait for the run (a test hook in the scope's join path). */
-static atomic_int waiters_closed;
-static _Atomic(const void *) waiters_scope;
-#define POOL__SCOPE_WAIT_JOINED(s) \
-    ((void)((const void *)(s) == atomic_load(&waiters_scope) && \
-            (atomic_store(&waiters_closed, 0), 1)))
-
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
@@ -403,7 +393,7 @@ static pool_graph waiters_graph;
 static small_node waiters_nodes[WAITERS_NODES];
 static pool_graph_edge waiters_edges[WAITERS_NODES];
 static pool_graph_node waiters_gate;
-static atomic_int waiters_go, waiters_done, waiters_status;
+static atomic_int waiters_closed, waiters_go, waiters_done, waiters_status;
 
 static void waiters_gate_run(pool_graph_node *self) {
     (void)self;
@@ -414,20 +404,16 @@ static void *second_waiter(void *arg) {
     long rounds = *(long *)arg, r;
     for (r = 1; r <= rounds; r++) {
         while (atomic_load(&waiters_go) < r) sched_yield();
-        while (!(__atomic_load_n(&waiters_graph.pool__scope.pool__done.state, __ATOMIC_ACQUIRE) &
-                 POOL__LATCH_OWNED))
-            sched_yield(); /* main owns the wait: this one joins it */
         atomic_store(&waiters_status, pool_graph_wait(&waiters_graph));
         atomic_store(&waiters_done, (int)r);
     }
     return NULL;
 }
 
-/* Each round, main owns the wait for the run (the gate holds it open) and
-   the second waiter joins it (white-box: it waits for the latch's OWNED
-   bit, and its join opens the gate): both are told the run ended. The
-   owner comes back first, as a rule, and starts the next run at once; the
-   joiner, woken after it, must not end that run. */
+/* Each round, the second waiter owns the wait for the run (white-box: the
+   latch's OWNED bit, set before it blocks; the gate holds the run open)
+   and main joins it: both are told the run ended, and whichever comes
+   back first, the run ends once (a second end would end the next run). */
 static void part_waiters(void) {
     pool *p = test_pool(2);
     long rounds = (long)test_scaled(300, 20), r;
@@ -447,11 +433,14 @@ static void part_waiters(void) {
     atomic_store(&waiters_go, 0);
     atomic_store(&waiters_done, 0);
     atomic_store(&waiters_closed, 1);
-    atomic_store(&waiters_scope, &waiters_graph.pool__scope);
     CHECK(pthread_create(&th, NULL, second_waiter, &rounds) == 0);
     CHECK_EQ_I64(pool_graph_run(&waiters_graph), 0);
     for (r = 1; r <= rounds; r++) {
         atomic_store(&waiters_go, (int)r);
+        while (!(__atomic_load_n(&waiters_graph.pool__scope.pool__done.state, __ATOMIC_ACQUIRE) &
+                 POOL__LATCH_OWNED))
+            test_sleep_us(50);
+        atomic_store(&waiters_closed, 0);
         CHECK_EQ_I64(pool_graph_wait(&waiters_graph), 0);
         atomic_store(&waiters_closed, 1);
         if (r < rounds) /* the next run, held by the gate */
