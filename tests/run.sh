@@ -181,8 +181,8 @@ for src in tests/test_*.c; do
     # now and then, with a busy wineserver). A run that printed nothing but
     # wine's own "wine client error" lost its connection to the wineserver,
     # and its buffered output with it (3 times in 2500 back-to-back runs of
-    # test_cancel here, with other wine programs running): the emulator
-    # failed, whatever the program did. Those two, and only those, are
+    # test_cancel here, and once in a whole CI run with no other wine
+    # program running): the emulator failed, whatever the program did. Those two, and only those, are
     # tried again once; the first run's log is kept as NAME.log.first, and
     # the PASS or FAIL line says so.
     rerun=
