@@ -643,7 +643,9 @@ struct pool_graph {
     pool_scope pool__scope;       /* a run's nodes are the scope's tasks */
     pool_graph_node *pool__nodes; /* every node, newest first */
     pool_graph_node *pool__roots; /* the nodes without predecessors, once checked */
-    uint32_t pool__running;       /* 1 from pool_graph_run until its wait */
+    uint32_t pool__run;           /* the run's generation and state (see >>api-graphs) */
+    uint32_t pool__blocked;       /* waiters blocked until the run's claimant ends it */
+    uint32_t pool__cancelled_run; /* the last run whose wait said ECANCELED; 0: none */
     int pool__checked;            /* 0: changed since the cycle check; else its result + 1 */
     uint32_t pool__generation;    /* its pool_graph_init's, which its nodes hold */
 };
@@ -1060,7 +1062,9 @@ POOL_DEF int pool_scope_on_cancel(pool_scope *s, void (*on_cancel)(pool_task *t)
    and edges, which stay in use (EBUSY) until they are zeroed or made
    afresh, and are no nodes of it for pool_graph_link (EINVAL).
    Errors:  none; a NULL g does nothing.
-   Threads: any.
+   Threads: any, but only once g is not running and every other call
+            on g has returned (the waits of its last run included: as for
+            freeing g, join or hear from each waiting thread first).
    Blocks:  no (it may create the default pool). */
 POOL_DEF void pool_graph_init(pool_graph *g, pool *p);
 
@@ -1102,12 +1106,17 @@ POOL_DEF int pool_graph_run(pool_graph *g);
 /* pool_graph_wait: waits until the run of g has finished, running its
    nodes meanwhile as pool_scope_wait does; g can then be run again or
    changed. Returns 0 at once if g is not running (a cancel made meanwhile
-   stays for the next run). Several threads may wait for one run; one
-   that another thread's next run of g overtakes (that thread came back
-   first and ran g again) may wait for that run as well.
+   stays for the next run); a run that pool_graph_run is still starting
+   (another thread may see its first nodes run) counts as running, or as
+   none if it is refused. Several threads may wait for one run: the
+   first runs nodes, the others block until it has ended; each returns
+   once the run it found under way has ended, also when another waiter
+   came back first and ran g again.
    Errors:  0: every node ran. ECANCELED: the run was cancelled
             (pool_graph_cancel): the nodes not yet started did not run (a
-            cancel that came as the run ended may find every node run).
+            cancel that came as the run ended may find every node run;
+            a waiter that blocked, and woke only after g was run and
+            cancelled again, says 0).
             EINVAL: g is NULL. EDEADLK: called from a node of g (nothing
             was waited for).
    Threads: any.
@@ -8845,6 +8854,18 @@ static int pool__graph_check(pool_graph *g) {
     return reached == nodes ? 0 : ELOOP;
 }
 
+/* A run's word (pool__run): a generation, bumped as each run ends, and in
+   its two low bits the state of the generation's run: IDLE (none since
+   the last ended, or refused), STARTING (pool_graph_run is checking and
+   posting it), RUNNING (posted, not yet waited for), CLAIMED (its first
+   waiter waits for it). See "Waiting for a run" below. */
+#define POOL__GRAPH_IDLE 0u
+#define POOL__GRAPH_STARTING 1u
+#define POOL__GRAPH_RUNNING 2u
+#define POOL__GRAPH_CLAIMED 3u
+#define POOL__GRAPH_STATE 3u
+#define POOL__GRAPH_NEXT 4u /* one generation */
+
 /* Numbers each pool_graph_init, so that a node tells the graph it was
    added to from the same memory initialised again (g's own fields cannot
    be read before its first init). Relaxed: only distinct values matter. A
@@ -8858,18 +8879,16 @@ POOL__IMPL void pool_graph_init(pool_graph *g, pool *p) {
     pool_scope_init(&g->pool__scope, p);
     g->pool__nodes = NULL;
     g->pool__roots = NULL;
-    g->pool__running = 0;
+    g->pool__run = POOL__GRAPH_IDLE; /* generation 0 */
+    g->pool__blocked = 0;
+    g->pool__cancelled_run = 0;
     g->pool__checked = 1; /* empty: no cycle */
 }
 
-/* The run generation: odd while a run is under way (from pool_graph_run
-   to the end of the first wait that covers it). A wait clears the
-   generation it found, with a CAS, so that a second waiter of the same run
-   cannot clear the next run's. Relaxed here: add and link are not made at
-   the same time as other calls on g; a run begun by this caller's own
-   earlier call is seen. */
+/* Relaxed: add and link are not made at the same time as other calls on
+   g; a run begun by this caller's own earlier call is seen. */
 static int pool__graph_running(const pool_graph *g) {
-    return (POOL__LOAD(&g->pool__running, POOL__RELAXED) & 1) != 0;
+    return (POOL__LOAD(&g->pool__run, POOL__RELAXED) & POOL__GRAPH_STATE) != POOL__GRAPH_IDLE;
 }
 
 POOL__IMPL int pool_graph_add(pool_graph *g, pool_graph_node *n) {
@@ -8904,22 +8923,75 @@ POOL__IMPL int pool_graph_link(pool_graph *g, pool_graph_edge *e, pool_graph_nod
     return 0;
 }
 
-/* Ends run generation `gen` without a wait: nothing of it ran. Release:
-   the next run's acquire sees what the check wrote. */
-static int pool__graph_unrun(pool_graph *g, uint32_t gen, int rc) {
-    POOL__STORE(&g->pool__running, gen + 1, POOL__RELEASE);
+/* Waiting for a run. Several threads may wait for one run, and the first
+   back may run g again at once; each must return when its own run has
+   ended, not wait for the next (whose nodes may wait for it). So a run's
+   wait is not a scope's (whose joiners wait until the scope's count is
+   zero, whatever run its tasks belong to): the first waiter claims the
+   run (RUNNING to CLAIMED, a CAS) and alone waits for g's scope, running
+   nodes meanwhile; only then does it end the run (the next generation,
+   IDLE), so the next run starts after that wait, and no two waits of the
+   scope are ever under way. The other waiters block on the word until it
+   leaves their run's CLAIMED value, however many runs came since.
+
+   A run is published (RUNNING) once its roots are counted and posted, so
+   a waiter that claims it finds them counted. They may run, and be seen
+   to run, before that: a waiter that finds the run STARTING blocks until
+   it is published (then claims it or waits for its claimant) or refused
+   (a cycle, a pool being destroyed: the next generation, IDLE, and
+   nothing ran). A node's own wait is refused first (EDEADLK).
+
+   No lost wake-up: a blocked waiter counts itself in pool__blocked, then
+   reads the word; whoever moves the word on (the starter, the claimant)
+   then reads pool__blocked, and wakes the waiters if any is counted. All
+   four are seq_cst, so in their single order one of the two reads sees
+   the other's write: the waiter sees the word moved on, or the mover sees
+   the waiter. A waiter counted but not yet blocked finds the word moved
+   on, as pool__wait compares it. The claimant's outcome (ECANCELED) is
+   written before its exchange, which publishes it to the waiters' loads.
+   Only the last cancelled run is kept: a waiter that looks only after a
+   later run was cancelled too says 0 for its cancelled run.
+   tests/model/graph.pml checks the protocol with runs whose nodes may run
+   before they are published, and a next run whose nodes wait for the last
+   run's waiters, after finding the hang of a waiter that reads the word
+   before it counts itself, of an end that wakes nobody, and of waiters
+   that wait for the scope, and the early return of a waiter that takes a
+   run being started for none. */
+
+/* Moves g's run word to `to` and wakes the waiters blocked on it; returns
+   the word it held. seq_cst: the mover's half of the pair above; its
+   release publishes what came before it (the roots of a run published,
+   the check of one refused, the outcome of one ended). */
+static uint32_t pool__graph_move(pool_graph *g, uint32_t to) {
+    uint32_t before = POOL__XCHG(&g->pool__run, to, POOL__SEQ_CST);
+    if (POOL__LOAD(&g->pool__blocked, POOL__SEQ_CST)) pool__wake_all(&g->pool__run);
+    return before;
+}
+
+/* pool_graph_run refuses the run it is starting (`idle` its IDLE word):
+   nothing of it ran. */
+static int pool__graph_refuse(pool_graph *g, uint32_t idle, int rc) {
+    pool__graph_move(g, idle + POOL__GRAPH_NEXT);
     return rc;
 }
 
-/* The run holds one count of g's scope from before it publishes its
-   generation until its roots are counted and posted: a wait that sees the
-   generation (acquire) sees the count, and cannot find the run over before
-   it has begun. */
+/* Tests hold a run between its posts and its publication, to have it
+   seen running meanwhile (tests/test_graph.c). */
+#ifndef POOL__GRAPH_PUBLISHING
+#define POOL__GRAPH_PUBLISHING(g) ((void)0)
+#endif
+
+/* pool_graph_run publishes the run it started. */
+static void pool__graph_publish(pool_graph *g, uint32_t idle) {
+    POOL__GRAPH_PUBLISHING(g);
+    pool__graph_move(g, idle | POOL__GRAPH_RUNNING);
+}
+
 POOL__IMPL int pool_graph_run(pool_graph *g) {
     pool_scope *s;
     pool_graph_node *n;
     pool_task *ready = NULL, *last = NULL;
-    uint32_t gen, roots = 0;
+    uint32_t idle, roots = 0;
     pool *p;
     if (!g) return EINVAL;
     s = &g->pool__scope;
@@ -8927,27 +8999,22 @@ POOL__IMPL int pool_graph_run(pool_graph *g) {
     if (p && pool__inherited(p)) return ECHILD;
     if (p && pool__worker_of(p) == NULL && POOL__LOAD(&p->closing, POOL__ACQUIRE))
         return ECANCELED; /* acquire: pairs with pool_destroy's release store */
-    gen = POOL__LOAD(&g->pool__running, POOL__RELAXED); /* checked by the CAS */
-    if (gen & 1) return EBUSY;
-    pool__scope_count_spawns(s, 1);
-    /* Release: publishes the count above to a wait that acquires the
-       generation; acquire: pairs with the last wait's or refusal's
-       release, after which the last run's nodes are done with the counts. */
-    if (!POOL__CAS(&g->pool__running, &gen, gen + 1, POOL__ACQ_REL, POOL__RELAXED)) {
-        pool__scope_task_done(s);
+    idle = POOL__LOAD(&g->pool__run, POOL__RELAXED); /* checked by the CAS */
+    if (idle & POOL__GRAPH_STATE) return EBUSY;
+    /* Acquire: pairs with the release of the last run's end or refusal,
+       after which its nodes are done with the counts. */
+    if (!POOL__CAS(&g->pool__run, &idle, idle | POOL__GRAPH_STARTING, POOL__ACQUIRE, POOL__RELAXED))
         return EBUSY;
-    }
-    gen++;
     if (!g->pool__checked) g->pool__checked = pool__graph_check(g) + 1;
-    if (g->pool__checked != 1) {
-        pool__scope_task_done(s);
-        return pool__graph_unrun(g, gen, ELOOP);
-    }
+    if (g->pool__checked != 1) return pool__graph_refuse(g, idle, ELOOP);
     for (n = g->pool__nodes; n; n = n->pool__next) /* published by the roots' posts */
         POOL__STORE(&n->pool__waiting, n->pool__preds, POOL__RELAXED);
-    if (!p) {
+    if (!p) { /* every node here, each a task of g's scope: its own wait is refused */
+        pool__helping here;
+        pool__helping_begin(&here, NULL, s);
         pool__graph_run_here(g);
-        pool__scope_task_done(s);
+        pool__helping_end(&here);
+        pool__graph_publish(g, idle);
         return 0;
     }
     for (n = g->pool__roots; n; n = n->pool__next_root) {
@@ -8962,26 +9029,96 @@ POOL__IMPL int pool_graph_run(pool_graph *g) {
         for (t = ready; t; t = t->pool__next) pool__mark_queued(t, s);
         if (pool__graph_post(p, ready, last, roots, POOL__INJECT_NEW) != 0) { /* destroy began */
             for (t = ready; t; t = t->pool__next) pool__unmark_queued(t);
-            pool__scope_tasks_done(s, roots + 1);
-            return pool__graph_unrun(g, gen, ECANCELED);
+            pool__scope_tasks_done(s, roots);
+            return pool__graph_refuse(g, idle, ECANCELED);
         }
     }
-    pool__scope_task_done(s);
+    pool__graph_publish(g, idle);
     return 0;
 }
 
-POOL__IMPL int pool_graph_wait(pool_graph *g) {
-    uint32_t gen;
-    int rc;
-    if (!g) return EINVAL;
-    /* Acquire: pairs with the run's release (see pool_graph_run). */
-    gen = POOL__LOAD(&g->pool__running, POOL__ACQUIRE);
-    if (!(gen & 1)) return 0; /* no run to wait for; a cancel stays for the next */
-    rc = pool_scope_wait_status(&g->pool__scope);
-    /* Release: pairs with the next run's acquire. A CAS: another waiter of
-       this run may have ended it already, and a new run begun. */
-    if (rc != EDEADLK) POOL__CAS(&g->pool__running, &gen, gen + 1, POOL__RELEASE, POOL__RELAXED);
+/* What the waiter of the run whose CLAIMED word is `claimed` returns once
+   it has ended. Relaxed: the claimant wrote it before the exchange that
+   the waiter's acquire of the word read, or that the word read follows. */
+static int pool__graph_outcome(const pool_graph *g, uint32_t claimed) {
+    return POOL__LOAD(&g->pool__cancelled_run, POOL__RELAXED) == claimed ? ECANCELED : 0;
+}
+
+/* Tests learn that a waiter counted itself blocked until g's run word
+   moves on (tests/test_graph.c). */
+#ifndef POOL__GRAPH_WAIT_BLOCKING
+#define POOL__GRAPH_WAIT_BLOCKING(g) ((void)0)
+#endif
+
+/* Blocks until g's run word leaves `word` (see "Waiting for a run") and
+   returns the word then; a worker stands in a spare for itself meanwhile,
+   as a scope's joiner does. The last load is seq_cst, so an acquire. */
+static uint32_t pool__graph_block(pool_graph *g, uint32_t word) {
+    pool__worker *w = pool__current();
+    uint32_t now;
+    if (w) pool__park_begin(w);
+    POOL__FETCH_ADD(&g->pool__blocked, 1, POOL__SEQ_CST); /* the waiter's write of the pair */
+    POOL__GRAPH_WAIT_BLOCKING(g);
+    while ((now = POOL__LOAD(&g->pool__run, POOL__SEQ_CST)) == word) /* ... and its read */
+        pool__wait(&g->pool__run, word);
+    POOL__FETCH_SUB(&g->pool__blocked, 1, POOL__RELAXED); /* a count: a stale one wakes in vain */
+    if (w) pool__park_end(w);
+    return now;
+}
+
+/* The claimant waits for g's scope and ends the run. */
+static int pool__graph_wait_claimed(pool_graph *g, uint32_t claimed) {
+    uint32_t before;
+    int rc = pool__scope_wait(&g->pool__scope);
+    POOL__INVARIANT(rc != EDEADLK); /* nothing of a graph's scope runs at once */
+    if (rc == ECANCELED)            /* relaxed: the end's exchange publishes it */
+        POOL__STORE(&g->pool__cancelled_run, claimed, POOL__RELAXED);
+    before = pool__graph_move(g, (claimed & ~POOL__GRAPH_STATE) + POOL__GRAPH_NEXT);
+    POOL__INVARIANT(before == claimed); /* only the claimant moves a claimed run on */
+    (void)before;
     return rc;
+}
+
+/* In a child of fork(), the run's starter or claimant may be a thread of
+   the parent, and nothing of the parent's run is waited for here: the
+   scope is reset (its wait does that) and the run ended. Relaxed: the
+   child's own threads are the only ones, and came after its start. */
+static int pool__graph_wait_in_child(pool_graph *g) {
+    uint32_t word = POOL__LOAD(&g->pool__run, POOL__RELAXED);
+    (void)pool__scope_wait(&g->pool__scope);
+    if (word & POOL__GRAPH_STATE)
+        POOL__CAS(&g->pool__run, &word, (word & ~POOL__GRAPH_STATE) + POOL__GRAPH_NEXT,
+                  POOL__RELAXED, POOL__RELAXED);
+    return 0;
+}
+
+static uint32_t pool__graph_generation_of(uint32_t word) { return word & ~POOL__GRAPH_STATE; }
+
+POOL__IMPL int pool_graph_wait(pool_graph *g) {
+    uint32_t word, claimed;
+    pool *p;
+    if (!g) return EINVAL;
+    /* First: a node may run before its run is published. */
+    if (pool__inside_task_of(NULL, &g->pool__scope)) return EDEADLK;
+    p = g->pool__scope.pool__pool;
+    if (p && pool__inherited(p)) return pool__graph_wait_in_child(g);
+    /* Acquire: pairs with the run's publication (its roots are counted)
+       and with the end of a run (its outcome). */
+    word = POOL__LOAD(&g->pool__run, POOL__ACQUIRE);
+    claimed = word | POOL__GRAPH_CLAIMED;
+    if ((word & POOL__GRAPH_STATE) == POOL__GRAPH_STARTING) {
+        word = pool__graph_block(g, word);
+        if (pool__graph_generation_of(word) != pool__graph_generation_of(claimed))
+            return pool__graph_outcome(g, claimed); /* refused, or ended already */
+    }
+    if ((word & POOL__GRAPH_STATE) == POOL__GRAPH_IDLE) return 0; /* none; a cancel stays */
+    /* Acquire on failure: the word read then is acted on (a claimed run,
+       or one that ended); on success the load above acquired the run, but
+       a CAS's success order may not be weaker than its failure order. */
+    if (word != claimed && POOL__CAS(&g->pool__run, &word, claimed, POOL__ACQUIRE, POOL__ACQUIRE))
+        return pool__graph_wait_claimed(g, claimed);
+    if (word == claimed) pool__graph_block(g, claimed); /* another claimed it */
+    return pool__graph_outcome(g, claimed);
 }
 
 POOL__IMPL int pool_graph_cancel(pool_graph *g) {

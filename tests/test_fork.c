@@ -8,7 +8,10 @@
  *    pool_submit_blocking(_job) and pool_destroy return ECHILD; waiting
  *    for a blocking job submitted before the fork returns ECHILD;
  *    pool_join, pool_call and pool_parallel_for run the work on the
- *    calling thread with the right result; pool_scope_wait returns;
+ *    calling thread with the right result; pool_scope_wait returns, and
+ *    so does pool_graph_wait for a run that a thread of the parent was
+ *    waiting for (it claimed the run's wait), after which pool_graph_run
+ *    returns ECHILD;
  *  - a fork from inside a task: the child's thread is no worker, and
  *    the default pool works there too.
  * In the parent, nothing changed: the blocking job pending across the
@@ -83,6 +86,22 @@ static void block_on_pipe(pool_blocking_job *job) {
     while (read(pipe_fd[0], &c, 1) < 0 && errno == EINTR) continue;
 }
 
+/* A graph whose run is under way at the fork, held by its only node, and
+   claimed by a thread of the parent that waits for it. */
+static pool_graph held_graph;
+static int graph_pipe[2];
+
+static void gate_on_pipe(pool_graph_node *self) {
+    char c;
+    (void)self;
+    while (read(graph_pipe[0], &c, 1) < 0 && errno == EINTR) continue;
+}
+
+static void *wait_for_held_graph(void *arg) {
+    *(int *)arg = pool_graph_wait(&held_graph);
+    return NULL;
+}
+
 static void sum_body(void *arg, size_t lo, size_t hi) {
     size_t *sum = (size_t *)arg;
     for (; lo < hi; lo++) *sum += lo;
@@ -106,6 +125,8 @@ static int child_checks(pool_blocking_job *pending) {
     pool_scope_init(&s, explicit_pool);
     CHECK_EQ_I64(pool_scope_spawn(&s, &t), ECHILD);
     pool_scope_wait(&s);
+    CHECK_EQ_I64(pool_graph_wait(&held_graph), 0);
+    CHECK_EQ_I64(pool_graph_run(&held_graph), ECHILD);
     test_fib_pool = explicit_pool;
     pool_call(explicit_pool, test_fib, &fib);
     CHECK_EQ_I64(fib.result, 6765);
@@ -182,6 +203,9 @@ static void *stress_main(void *arg) {
 
 int main(void) {
     pool_blocking_job pending = POOL_BLOCKING_JOB_INIT(block_on_pipe);
+    pool_graph_node gate = POOL_GRAPH_NODE_INIT(gate_on_pipe);
+    pthread_t graph_waiter;
+    int graph_waited = -1;
     test_fib_arg fib = {18, 0};
     pthread_t stress[2];
     pid_t pid;
@@ -204,6 +228,15 @@ int main(void) {
     pool_call(NULL, test_fib, &fib);
     CHECK_EQ_I64(fib.result, 2584);
     CHECK_EQ_I64(pool_submit_blocking_job(explicit_pool, &pending), 0);
+    CHECK(pipe(graph_pipe) == 0);
+    pool_graph_init(&held_graph, explicit_pool);
+    CHECK_EQ_I64(pool_graph_add(&held_graph, &gate), 0);
+    CHECK_EQ_I64(pool_graph_run(&held_graph), 0);
+    CHECK(pthread_create(&graph_waiter, NULL, wait_for_held_graph, &graph_waited) == 0);
+    /* White-box: the waiter claimed the run's wait. */
+    while ((__atomic_load_n(&held_graph.pool__run, __ATOMIC_ACQUIRE) & POOL__GRAPH_STATE) !=
+           POOL__GRAPH_CLAIMED)
+        test_sleep_us(1000);
     test_sleep_us(30000); /* every worker asleep in the kernel at the fork */
 
     fflush(NULL);
@@ -213,9 +246,12 @@ int main(void) {
     rc = wait_child(pid, 60);
     CHECK_MSG(rc == 0, "child checks: exit status %d", rc);
 
-    /* The parent's job is still pending, and completes. */
+    /* The parent's job is still pending, and completes; so does the run. */
     CHECK(write(pipe_fd[1], "x", 1) == 1);
     CHECK_EQ_I64(pool_wait_blocking_job(&pending), 0);
+    CHECK(write(graph_pipe[1], "x", 1) == 1);
+    pthread_join(graph_waiter, NULL);
+    CHECK_EQ_I64(graph_waited, 0);
 
     /* A fork from inside a task. */
     pool_call(explicit_pool, fork_in_task, NULL);

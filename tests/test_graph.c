@@ -24,7 +24,52 @@
  *             starts the next run at once: the other's return must not end
  *             that run (a second run would then be accepted while the first
  *             is under way, and nodes run twice or not at all).
+ *   overtaken the other way round: main is the first waiter of each run
+ *             and starts the next as soon as it is back; the second
+ *             waiter, blocked meanwhile, must return when its own run
+ *             ended (not wait for the next, whose gate it would open), and
+ *             with that run's outcome (every third run is cancelled). In
+ *             odd rounds it looks only once the next run has started.
+ *   starting  a thread that saw a run's first node start waits for the
+ *             run before pool_graph_run has published it (a test hook
+ *             holds the publication until it blocks): it must wait for
+ *             the whole run, whose second node waits for the publication;
+ *             in even rounds it is the run's only waiter. Half the runs
+ *             are made on the caller, as with no pool (white-box), where
+ *             the first node is held until that thread waits. The first
+ *             node's wait for its own graph is refused (EDEADLK).
  */
+#include <sched.h>
+#include <stdatomic.h>
+
+/* The overtaken part opens its gate once the second waiter has counted
+   itself blocked until main ends the run (a test hook in pool_graph_wait),
+   and in odd rounds holds that waiter until main has started the next
+   run. */
+static atomic_int overtaken_closed, overtaken_go, overtaken_next;
+static _Atomic(const void *) overtaken_graph_at;
+
+/* The starting part holds each run's publication until a thread that saw
+   its first node start has blocked in pool_graph_wait (or returned). */
+static atomic_int starting_blocked, starting_returned;
+static _Atomic(const void *) starting_graph_at;
+
+static void graph_wait_blocking(const void *g) {
+    int round = atomic_load(&overtaken_go);
+    if (g == atomic_load(&starting_graph_at)) atomic_store(&starting_blocked, 1);
+    if (g != atomic_load(&overtaken_graph_at)) return;
+    atomic_store(&overtaken_closed, 0);
+    if (round % 2)
+        while (atomic_load(&overtaken_next) < round) sched_yield();
+}
+#define POOL__GRAPH_WAIT_BLOCKING(g) graph_wait_blocking(g)
+
+static void graph_publishing(const void *g) {
+    if (g != atomic_load(&starting_graph_at)) return;
+    while (!atomic_load(&starting_blocked) && !atomic_load(&starting_returned)) sched_yield();
+}
+#define POOL__GRAPH_PUBLISHING(g) graph_publishing(g)
+
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
@@ -389,6 +434,18 @@ static void part_cancel(void) {
 
 #define WAITERS_NODES 200
 
+/* A graph of WAITERS_NODES counted nodes, each after `gate`. */
+static void gated_graph(pool_graph *g, pool *p, small_node *nodes, pool_graph_edge *edges,
+                        pool_graph_node *gate, void (*gate_run)(pool_graph_node *)) {
+    int i;
+    memset(edges, 0, WAITERS_NODES * sizeof *edges);
+    small_graph(g, p, nodes, WAITERS_NODES);
+    *gate = (pool_graph_node)POOL_GRAPH_NODE_INIT(gate_run);
+    CHECK_EQ_I64(pool_graph_add(g, gate), 0);
+    for (i = 0; i < WAITERS_NODES; i++)
+        CHECK_EQ_I64(pool_graph_link(g, &edges[i], gate, &nodes[i].node), 0);
+}
+
 static pool_graph waiters_graph;
 static small_node waiters_nodes[WAITERS_NODES];
 static pool_graph_edge waiters_edges[WAITERS_NODES];
@@ -418,18 +475,10 @@ static void part_waiters(void) {
     pool *p = test_pool(2);
     long rounds = (long)test_scaled(300, 20), r;
     pthread_t th;
-    int i;
     test_watchdog(60, "test_graph waiters: two threads waiting for each run");
     printf("  waiters: two threads wait for each of %ld runs; the first back starts the next\n",
            rounds);
-    memset(waiters_edges, 0, sizeof waiters_edges);
-    small_graph(&waiters_graph, p, waiters_nodes, WAITERS_NODES);
-    waiters_gate = (pool_graph_node)POOL_GRAPH_NODE_INIT(waiters_gate_run);
-    CHECK_EQ_I64(pool_graph_add(&waiters_graph, &waiters_gate), 0);
-    for (i = 0; i < WAITERS_NODES; i++)
-        CHECK_EQ_I64(pool_graph_link(&waiters_graph, &waiters_edges[i], &waiters_gate,
-                                     &waiters_nodes[i].node),
-                     0);
+    gated_graph(&waiters_graph, p, waiters_nodes, waiters_edges, &waiters_gate, waiters_gate_run);
     atomic_store(&waiters_go, 0);
     atomic_store(&waiters_done, 0);
     atomic_store(&waiters_closed, 1);
@@ -455,9 +504,153 @@ static void part_waiters(void) {
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 
+/* ---- overtaken ---- */
+
+static pool_graph overtaken_graph;
+static small_node overtaken_nodes[WAITERS_NODES];
+static pool_graph_edge overtaken_edges[WAITERS_NODES];
+static pool_graph_node overtaken_gate;
+static atomic_int overtaken_done, overtaken_status;
+
+static int overtaken_cancels(long round) { return round % 3 == 0; }
+
+/* Held until the second waiter blocks; cancels every third run, so that
+   none of its successors starts. */
+static void overtaken_gate_run(pool_graph_node *self) {
+    (void)self;
+    while (atomic_load(&overtaken_closed)) sched_yield();
+    if (overtaken_cancels(atomic_load(&overtaken_go))) pool_graph_cancel(&overtaken_graph);
+}
+
+static void *overtaken_second(void *arg) {
+    long rounds = *(long *)arg, r;
+    for (r = 1; r <= rounds; r++) {
+        while (atomic_load(&overtaken_go) < r) sched_yield();
+        /* White-box: main, the first waiter, owns the wait of the scope. */
+        while (!(__atomic_load_n(&overtaken_graph.pool__scope.pool__done.state, __ATOMIC_ACQUIRE) &
+                 POOL__LATCH_OWNED))
+            sched_yield();
+        atomic_store(&overtaken_status, pool_graph_wait(&overtaken_graph));
+        atomic_store(&overtaken_done, (int)r);
+    }
+    return NULL;
+}
+
+static void part_overtaken(void) {
+    pool *p = test_pool(2);
+    long rounds = (long)test_scaled(300, 20), r, ran = 0;
+    pthread_t th;
+    int i;
+    test_watchdog(60, "test_graph overtaken: the second waiter of a run held by the next run");
+    printf("  overtaken: main waits first for each of %ld runs and starts the next at once\n",
+           rounds);
+    gated_graph(&overtaken_graph, p, overtaken_nodes, overtaken_edges, &overtaken_gate,
+                overtaken_gate_run);
+    atomic_store(&overtaken_go, 0);
+    atomic_store(&overtaken_next, 0);
+    atomic_store(&overtaken_done, 0);
+    atomic_store(&overtaken_closed, 1);
+    atomic_store(&overtaken_graph_at, &overtaken_graph);
+    CHECK(pthread_create(&th, NULL, overtaken_second, &rounds) == 0);
+    CHECK_EQ_I64(pool_graph_run(&overtaken_graph), 0);
+    for (r = 1; r <= rounds; r++) {
+        int expected = overtaken_cancels(r) ? ECANCELED : 0;
+        atomic_store(&overtaken_go, (int)r);
+        CHECK_EQ_I64(pool_graph_wait(&overtaken_graph), expected);
+        atomic_store(&overtaken_closed, 1);
+        ran += !expected;
+        if (r < rounds) /* the next run, held by the gate until the next round */
+            CHECK_EQ_I64(pool_graph_run(&overtaken_graph), 0);
+        atomic_store(&overtaken_next, (int)r);
+        while (atomic_load(&overtaken_done) < r) test_sleep_us(50);
+        CHECK_EQ_I64(atomic_load(&overtaken_status), expected);
+        if (r < rounds) /* its return did not end the next run */
+            CHECK_EQ_I64(pool_graph_run(&overtaken_graph), EBUSY);
+    }
+    pthread_join(th, NULL);
+    atomic_store(&overtaken_graph_at, NULL);
+    for (i = 0; i < WAITERS_NODES; i++) CHECK_EQ_I64(atomic_load(&overtaken_nodes[i].runs), ran);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
+/* ---- starting ---- */
+
+static pool_graph starting_graph;
+static small_node starting_last;
+static atomic_int starting_first_ran, starting_published, starting_status, starting_seen;
+static atomic_int starting_here, starting_own_wait;
+
+/* Waits for its own graph (refused), then lets the observer go. A run
+   made here, with no pool, is held as the publication hook would hold it. */
+static void starting_first_run(pool_graph_node *self) {
+    (void)self;
+    atomic_store(&starting_own_wait, pool_graph_wait(&starting_graph));
+    atomic_store(&starting_first_ran, 1);
+    if (atomic_load(&starting_here))
+        while (!atomic_load(&starting_blocked) && !atomic_load(&starting_returned)) sched_yield();
+}
+
+static void starting_last_run(pool_graph_node *self) {
+    while (!atomic_load(&starting_published)) sched_yield();
+    small_run(self);
+}
+
+/* Waits for the run whose first node it saw start; says what it saw of
+   the last node when the wait returned. */
+static void *starting_observer(void *arg) {
+    (void)arg;
+    while (!atomic_load(&starting_first_ran)) sched_yield();
+    atomic_store(&starting_status, pool_graph_wait(&starting_graph));
+    atomic_store(&starting_seen, atomic_load(&starting_last.runs));
+    atomic_store(&starting_returned, 1);
+    return NULL;
+}
+
+static void part_starting(void) {
+    pool *p = test_pool(2);
+    long rounds = (long)test_scaled(100, 10), r;
+    pool_graph_node first = POOL_GRAPH_NODE_INIT(starting_first_run);
+    pool_graph_edge edge;
+    pthread_t th;
+    test_watchdog(60, "test_graph starting: a wait for a run not yet published");
+    printf("  starting: %ld waits for a run seen to start before it was published\n", rounds);
+    memset(&edge, 0, sizeof edge);
+    pool_graph_init(&starting_graph, p);
+    starting_last.node = (pool_graph_node)POOL_GRAPH_NODE_INIT(starting_last_run);
+    atomic_store(&starting_last.runs, 0);
+    CHECK_EQ_I64(pool_graph_add(&starting_graph, &first), 0);
+    CHECK_EQ_I64(pool_graph_add(&starting_graph, &starting_last.node), 0);
+    CHECK_EQ_I64(pool_graph_link(&starting_graph, &edge, &first, &starting_last.node), 0);
+    atomic_store(&starting_graph_at, &starting_graph);
+    for (r = 1; r <= rounds; r++) {
+        int here = r % 4 >= 2; /* the run made on the caller, as with no pool */
+        atomic_store(&starting_first_ran, 0);
+        atomic_store(&starting_published, here);
+        atomic_store(&starting_blocked, 0);
+        atomic_store(&starting_returned, 0);
+        atomic_store(&starting_own_wait, -1);
+        atomic_store(&starting_here, here);
+        starting_graph.pool__scope.pool__pool = here ? NULL : p; /* white-box */
+        CHECK(pthread_create(&th, NULL, starting_observer, NULL) == 0);
+        CHECK_EQ_I64(pool_graph_run(&starting_graph), 0);
+        atomic_store(&starting_published, 1);
+        if (r % 2) /* else the observer alone waits: the publication must wake it */
+            CHECK_EQ_I64(pool_graph_wait(&starting_graph), 0);
+        pthread_join(th, NULL);
+        CHECK_EQ_I64(atomic_load(&starting_status), 0);
+        CHECK_EQ_I64(atomic_load(&starting_seen), r); /* it waited for the last node */
+        CHECK_EQ_I64(atomic_load(&starting_blocked), 1);
+        CHECK_EQ_I64(atomic_load(&starting_own_wait), EDEADLK);
+    }
+    starting_graph.pool__scope.pool__pool = p;
+    atomic_store(&starting_graph_at, NULL);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
 static const test_part parts[] = {
-    {"layered", part_layered}, {"shapes", part_shapes}, {"cycles", part_cycles},
-    {"errors", part_errors},   {"cancel", part_cancel}, {"waiters", part_waiters},
+    {"layered", part_layered},     {"shapes", part_shapes},     {"cycles", part_cycles},
+    {"errors", part_errors},       {"cancel", part_cancel},     {"waiters", part_waiters},
+    {"overtaken", part_overtaken}, {"starting", part_starting},
 };
 
 int main(int argc, char **argv) {

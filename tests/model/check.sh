@@ -7,7 +7,9 @@
 # and 3 workers every state in exhaustive mode), the
 # heartbeat's stop and resume (tests/model/heart.pml, every state), and a
 # worker parked in a wait with the spare that stands in for it
-# (tests/model/park.pml), and threads waiting on one scope at once and
+# (tests/model/park.pml), threads waiting for one run of a graph while
+# the first back runs it again (tests/model/graph.pml, every state in both
+# modes, longer in exhaustive mode), and threads waiting on one scope at once and
 # again and again, also spawning into it (tests/model/scope.pml, every
 # state in both modes: up to 9 million states, seconds; exhaustive mode
 # adds 3 threads spawning and waiting twice each, 135 million states and
@@ -30,7 +32,7 @@ sh ../need.sh spin spin || { echo "0 passed, 1 failed"; exit 1; }
 CC=${CC:-cc}
 WORK=$(mktemp -d) || exit 2
 trap 'rm -rf "$WORK"' EXIT
-cp sleep.pml park.pml scope.pml heart.pml "$WORK/" && cd "$WORK" || exit 2
+cp sleep.pml park.pml scope.pml heart.pml graph.pml "$WORK/" && cd "$WORK" || exit 2
 passed=0
 failed=0
 
@@ -104,6 +106,18 @@ verify "2 threads spawning and waiting twice each on one scope, every state" 0 \
     "-DSPAWN -DOBSERVE -DWAITERS=2 -DWAITS=2 -DTASKS=1" "" "" scope.pml
 verify "3 threads spawning and waiting on one scope, every state" 0 \
     "-DSPAWN -DWAITERS=3 -DWAITS=1 -DTASKS=1" "-DCOLLAPSE" "" scope.pml
+verify "planted graph waiter that reads the run before it counts itself is found" 1 \
+    "-DREFUSE -DRUNS=2 -DBROKEN_ORDER" "" "" graph.pml
+verify "planted graph run moved on without a wake is found" 1 \
+    "-DREFUSE -DRUNS=2 -DBROKEN_NOWAKE" "" "" graph.pml
+verify "planted graph waiters that all wait for the scope (the next run too) are found" 1 \
+    "-DREFUSE -DRUNS=2 -DBROKEN_SCOPE" "" "" graph.pml
+verify "planted graph waiter that takes a run being started for none is found" 1 \
+    "-DREFUSE -DRUNS=2 -DBROKEN_STARTING" "" "" graph.pml
+verify "3 threads waiting for 2 runs of a graph, either refused, every state" 0 \
+    "-DREFUSE -DRUNS=2 -DTRIES=2" "-DCOLLAPSE" "" graph.pml
+verify "3 threads waiting for 3 runs of a graph, once each for the others, every state" 0 \
+    "-DRUNS=3 -DTRIES=1" "-DCOLLAPSE" "" graph.pml
 case $MODE in
 exhaustive)
     verify "lazy joins promoted while the others fall asleep, every state (2 workers, 1 poster, 3 halves)" 0 \
@@ -118,6 +132,8 @@ exhaustive)
         "-DNUM_THREADS=2 -DMAX_WORKERS=3 -DPOSTERS=2" "-DCOLLAPSE -DMEMLIM=8000" "" park.pml
     verify "3 threads spawning and waiting twice each on one scope, every state" 0 \
         "-DSPAWN -DWAITERS=3 -DWAITS=2 -DTASKS=1" "-DCOLLAPSE -DMEMLIM=8000" "" scope.pml
+    verify "3 threads waiting for 3 runs of a graph, any refused, twice each for the others, every state" 0 \
+        "-DREFUSE -DRUNS=3 -DTRIES=2" "-DCOLLAPSE -DMEMLIM=8000" "" graph.pml
     ;;
 bitstate)
     verify "sleep protocol, bitstate search (3 workers, 2 posters)" 0 \
