@@ -18,7 +18,8 @@
 #   exhaustive  (make model) every state: about 80 million for the sleep
 #               protocol (2 minutes and 4.2 GB of memory here), 60 million
 #               for a 2-thread pool with a parked worker, 50 million for 3
-#               workers and a slot's holder (2 minutes, 3 GB)
+#               workers and a slot's holder (2 minutes, 3 GB), 50 million
+#               for 3 runs of a graph, any refused (2 minutes, 2.6 GB)
 #   bitstate    (CI) the same searches with bitstate hashing: 99.9% of the
 #               states in 260 MB and under a minute each, not a proof; the
 #               1-thread park model exhaustively (under a million states)
