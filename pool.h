@@ -8866,6 +8866,8 @@ static int pool__graph_check(pool_graph *g) {
 #define POOL__GRAPH_STATE 3u
 #define POOL__GRAPH_NEXT 4u /* one generation */
 
+static uint32_t pool__graph_generation_of(uint32_t word) { return word & ~POOL__GRAPH_STATE; }
+
 /* Numbers each pool_graph_init, so that a node tells the graph it was
    added to from the same memory initialised again (g's own fields cannot
    be read before its first init). Relaxed: only distinct values matter. A
@@ -9073,7 +9075,7 @@ static int pool__graph_wait_claimed(pool_graph *g, uint32_t claimed) {
     POOL__INVARIANT(rc != EDEADLK); /* nothing of a graph's scope runs at once */
     if (rc == ECANCELED)            /* relaxed: the end's exchange publishes it */
         POOL__STORE(&g->pool__cancelled_run, claimed, POOL__RELAXED);
-    before = pool__graph_move(g, (claimed & ~POOL__GRAPH_STATE) + POOL__GRAPH_NEXT);
+    before = pool__graph_move(g, pool__graph_generation_of(claimed) + POOL__GRAPH_NEXT);
     POOL__INVARIANT(before == claimed); /* only the claimant moves a claimed run on */
     (void)before;
     return rc;
@@ -9087,12 +9089,10 @@ static int pool__graph_wait_in_child(pool_graph *g) {
     uint32_t word = POOL__LOAD(&g->pool__run, POOL__RELAXED);
     (void)pool__scope_wait(&g->pool__scope);
     if (word & POOL__GRAPH_STATE)
-        POOL__CAS(&g->pool__run, &word, (word & ~POOL__GRAPH_STATE) + POOL__GRAPH_NEXT,
+        POOL__CAS(&g->pool__run, &word, pool__graph_generation_of(word) + POOL__GRAPH_NEXT,
                   POOL__RELAXED, POOL__RELAXED);
     return 0;
 }
-
-static uint32_t pool__graph_generation_of(uint32_t word) { return word & ~POOL__GRAPH_STATE; }
 
 POOL__IMPL int pool_graph_wait(pool_graph *g) {
     uint32_t word, claimed;
