@@ -51,6 +51,14 @@
  *                          builds scenarios again with -DCALL_IN=pool_call
  *                          -DCALLERS_IN_SLOTS, their callers then working
  *                          in external slots.
+ *   test_awake(p)          white-box: how many threads p has started
+ *                          that are neither asleep in the kernel nor
+ *                          retired;
+ *   test_wait_awake(p, started, awake, s)
+ *                          waits up to s seconds until p has started at
+ *                          least `started` threads and `awake` of them
+ *                          are awake, so that a test reaches the sleeping
+ *                          case it covers instead of sleeping and hoping.
  *   test_threads_named(n)  how many threads of the process are named n.
  *   test_finish(name)      prints the verdict; returns the exit status.
  *   test_run_parts(argc, argv, parts, n)
@@ -429,6 +437,32 @@ TEST__UNUSED static pool *test_pool_without_slots(int threads) {
     cfg.external_slots = POOL_EXTERNAL_SLOTS_NONE;
     return test_pool_cfg(&cfg);
 }
+
+#ifdef POOL_IMPLEMENTATION
+/* How many threads p has started that are neither asleep in the kernel
+   (core latch SLEEPING), where only work posted from now on or
+   pool_destroy wakes them, nor retired (spares whose park ended). */
+TEST__UNUSED static uint32_t test_awake(pool *p) {
+    /* Acquire: pairs with the release of the count that publishes a worker. */
+    uint32_t i, started = POOL__LOAD(&p->threads.started, POOL__ACQUIRE);
+    uint32_t asleep = POOL__LOAD(&p->retired, POOL__RELAXED);
+    for (i = 0; i < started; i++)
+        asleep += POOL__LOAD(&p->workers[i]->core_latch, POOL__RELAXED) == POOL__CORE_SLEEPING;
+    return asleep < started ? started - asleep : 0;
+}
+
+/* Waits up to `seconds` until p has started at least `started` threads, of
+   which exactly `awake` are awake; returns whether that came. */
+TEST__UNUSED static int test_wait_awake(pool *p, uint32_t started, uint32_t awake, double seconds) {
+    double until = test_now() + seconds;
+    for (;;) {
+        int now =
+            POOL__LOAD(&p->threads.started, POOL__ACQUIRE) >= started && test_awake(p) == awake;
+        if (now || test_now() >= until) return now;
+        test_sleep_us(500);
+    }
+}
+#endif
 
 /* How a scenario enters its pool from outside (see the top). */
 #ifndef CALL_IN

@@ -166,17 +166,8 @@ static int awake_workers(pool *p, int n) {
     return awake;
 }
 
-/* Whether each of the first n workers of p is asleep in the kernel, where
-   nothing but work or pool_destroy wakes it. */
-static int all_asleep(pool *p, int n) {
-    int i;
-    for (i = 0; i < n; i++)
-        if (POOL__LOAD(&p->workers[i]->core_latch, POOL__RELAXED) != POOL__CORE_SLEEPING) return 0;
-    return 1;
-}
-
-/* ... and each noted -1. */
-static int asleep_unnoted(pool *p, int n) { return all_asleep(p, n) && !awake_workers(p, n); }
+/* Whether the n workers of p are asleep in the kernel, and each noted -1. */
+static int asleep_unnoted(pool *p, int n) { return test_awake(p) == 0 && !awake_workers(p, n); }
 
 /* A pool of `threads` workers, each started and then asleep. */
 static pool *sleeping_pool(int threads, int *cpus, int num_cpus) {
@@ -199,7 +190,7 @@ static pool *sleeping_pool(int threads, int *cpus, int num_cpus) {
     do test_sleep_us(20000);
     while (!(asleep_unnoted(p, threads) && (test_sleep_us(20000), asleep_unnoted(p, threads))) &&
            test_now() < until);
-    CHECK(all_asleep(p, threads));
+    CHECK_EQ_I64(test_awake(p), 0);
     /* A worker notes -1 as it goes to sleep. */
     CHECK_EQ_I64(awake_workers(p, threads), 0);
     return p;

@@ -90,10 +90,12 @@ static void block_on_pipe(pool_blocking_job *job) {
    claimed by a thread of the parent that waits for it. */
 static pool_graph held_graph;
 static int graph_pipe[2];
+static atomic_int gate_index = -2; /* where the gate node runs, once it does */
 
 static void gate_on_pipe(pool_graph_node *self) {
     char c;
     (void)self;
+    atomic_store(&gate_index, pool_worker_index());
     while (read(graph_pipe[0], &c, 1) < 0 && errno == EINTR) continue;
 }
 
@@ -209,7 +211,7 @@ int main(void) {
     test_fib_arg fib = {18, 0};
     pthread_t stress[2];
     pid_t pid;
-    int i, rc;
+    int i, rc, in_slot;
     test_watchdog(240, "test_fork");
     if (strstr(test_runner(), "qemu")) {
         /* qemu-user aborts in the child of a threaded process's fork. */
@@ -237,7 +239,14 @@ int main(void) {
     while ((__atomic_load_n(&held_graph.pool__run, __ATOMIC_ACQUIRE) & POOL__GRAPH_STATE) !=
            POOL__GRAPH_CLAIMED)
         test_sleep_us(1000);
-    test_sleep_us(30000); /* every worker asleep in the kernel at the fork */
+    /* Every worker asleep in the kernel at the fork (white-box), but the
+       one that runs the graph's node, unless the claimant runs it in its
+       external slot. */
+    while (atomic_load(&gate_index) == -2) test_sleep_us(1000);
+    in_slot = atomic_load(&gate_index) >=
+              pool_worker_index_limit(explicit_pool) - POOL_EXTERNAL_SLOTS_DEFAULT;
+    CHECK(test_wait_awake(explicit_pool, 1, !in_slot, 10));
+    CHECK(test_wait_awake(POOL__LOAD(&pool__default_pool, POOL__ACQUIRE), 1, 0, 10));
 
     fflush(NULL);
     pid = fork();

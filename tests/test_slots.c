@@ -545,7 +545,6 @@ static void take_own_announces(void) {
     pool_task mine = POOL_TASK_INIT(nothing_task);
     pool__awaited wt;
     pool *sorted = pool_of(2, 0);
-    pool_stats st;
     double until;
     int i;
     printf("  take_own_announces: a waiter gives back what it took from the injector\n");
@@ -553,11 +552,7 @@ static void take_own_announces(void) {
         naps[i] = (pool_task)POOL_TASK_INIT(nap);
         CHECK(pool_submit(sorted, &naps[i]) == 0);
     }
-    for (until = test_now() + 10; test_now() < until; test_sleep_us(1000)) {
-        pool_stats_get(sorted, &st);
-        if (st.threads_started == 2 && st.sleeps >= 2 && st.jobs_run == 2) break;
-    }
-    test_sleep_us(20000);
+    CHECK_MSG(test_wait_awake(sorted, 2, 0, 10), "the two workers were not both asleep in 10 s");
     atomic_store(&rest_runs, 0);
     for (i = 0; i < 1000; i++) {
         rest_tasks[i] = (pool_task)POOL_TASK_INIT(rest_task);

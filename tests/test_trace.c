@@ -70,14 +70,15 @@ static void workload(pool *p) {
     test_fib_pool = p;
     pool_call(p, test_fib, &f); /* joins, steals, an inject from outside */
     CHECK_EQ_I64(f.result, 6765);
-    test_sleep_us(3000); /* the workers fall asleep */
+    /* The workers asleep, so that the spawns and then the batch wake them. */
+    CHECK_MSG(test_wait_awake(p, 1, 0, 10), "the workers were not asleep in 10 s");
     pool_scope_init(&scope, p);
     for (i = 0; i < 50; i++) {
         scoped[i] = (pool_task)POOL_TASK_INIT(count_task);
         CHECK(pool_scope_spawn(&scope, &scoped[i]) == 0);
     }
     pool_scope_wait(&scope);
-    test_sleep_us(3000);
+    CHECK_MSG(test_wait_awake(p, 1, 0, 10), "the workers were not asleep in 10 s");
     for (i = 0; i < 64; i++) batch[i] = (pool_task)POOL_TASK_INIT(count_task), ptrs[i] = &batch[i];
     CHECK(pool_submit_batch(p, ptrs, 64) == 0);
     while (atomic_load(&tasks_done) < 114) test_sleep_us(100);
@@ -127,7 +128,7 @@ static void test_real_run(const char *path) {
     size_t len = 0;
     char *json;
     int w, limit = pool_worker_index_limit(p);
-    long injected = 0;
+    long injected = 0, wakeups = 0;
 
     workload(p);
     json = trace_of(p, path, &len, &st);
@@ -153,8 +154,10 @@ static void test_real_run(const char *path) {
         CHECK_EQ_I64(l->steals, ws.jobs_stolen);
         CHECK_EQ_I64(l->sleeps, ws.sleeps);
         CHECK_EQ_I64(t.wakeups[w], ws.wakeups);
+        wakeups += t.wakeups[w];
         CHECK(l->open_at_end <= 1); /* asleep, at most */
     }
+    CHECK_MSG(wakeups >= 2, "%ld wake-ups: the spawns and the batch each wake a sleeper", wakeups);
     for (w = 0; w < s.num_lanes; w++) {
         l = &s.lanes[w];
         injected += l->injected_tasks;

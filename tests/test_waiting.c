@@ -134,8 +134,9 @@ static void test_nesting(enum leaf_kind kind, int threads, int depth) {
 
 /* The join half that gets stolen waits until W has started (or a long
    time has passed: then W never started while F was pending, which is
-   fine too). */
-static atomic_int half_started, half_may_end, half_gave_up, w_started, w_done;
+   fine too). F's first half returns once W is queued, so that F's worker
+   finds W queued when it starts waiting for the stolen half. */
+static atomic_int half_started, half_may_end, half_gave_up, w_queued, w_started, w_done;
 
 /* Whether the flag was set within the time. */
 static int wait_flag(atomic_int *flag, double seconds) {
@@ -147,6 +148,7 @@ static int wait_flag(atomic_int *flag, double seconds) {
 static void f_first(void *arg) {
     (void)arg;
     wait_flag(&half_started, 10); /* the second half has been stolen */
+    wait_flag(&w_queued, 10);
 }
 
 static void f_second(void *arg) {
@@ -185,6 +187,7 @@ static void w_run(pool_task *t) {
 static void cycle_reset(void) {
     atomic_store(&half_started, 0);
     atomic_store(&half_may_end, 0);
+    atomic_store(&w_queued, 0);
     atomic_store(&w_started, 0);
     atomic_store(&w_done, 0);
     atomic_store(&half_gave_up, 0);
@@ -202,10 +205,10 @@ static void test_cycle_blocking_job(void) {
     CHECK(pool_submit_blocking_job(pool_a, &job_j) == 0);
     wait_flag(&half_started, 10);
     CHECK(atomic_load(&half_started));
-    test_sleep_us(2000); /* F's first half returns, and its worker starts waiting */
     memset(&w, 0, sizeof w);
     w.task.run = w_run;
     CHECK(pool_submit(pool_a, &w.task) == 0);
+    atomic_store(&w_queued, 1); /* F's first half returns, and its worker starts waiting */
     while (!atomic_load(&w_done)) test_sleep_us(1000);
     CHECK(atomic_load(&w_started));
     /* W started while F's half was still pending: no thread was left
@@ -239,11 +242,11 @@ static void test_cycle_scope(void) {
     CHECK(pool_scope_spawn(&scope, &t.task) == 0);
     wait_flag(&half_started, 10);
     CHECK(atomic_load(&half_started));
-    test_sleep_us(2000);
     memset(&w, 0, sizeof w);
     w.task.run = w_run;
     w.scope = &scope; /* W is the scope's only waiter */
     CHECK(pool_submit(pool_a, &w.task) == 0);
+    atomic_store(&w_queued, 1);
     while (!atomic_load(&w_done)) test_sleep_us(1000);
     CHECK(atomic_load(&w_started));
     CHECK_MSG(!atomic_load(&half_gave_up), "W did not start while the join half waited for it");
