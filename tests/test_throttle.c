@@ -1182,82 +1182,171 @@ static void outside_other_thread(void) {
     for (i = 0; i < FLAT; i++) CHECK_EQ_I64(atomic_load(&foreign_tasks[i].runs), 1);
 }
 
-int main(void) {
+/* The parts, each a case the top of the file describes. */
+
+static void part_from_origin(void) {
+    uint64_t before = inline_count();
+    printf("  from_origin: %d spawns from the scope's body, the first %d queued\n", FLAT, QUEUED);
+    pool_call_on_worker(p, from_origin, NULL);
+    CHECK_EQ_I64(inline_count() - before, FLAT - QUEUED);
+}
+
+static void part_respawn(void) {
+    printf("  respawn: a chain of %d tasks spawning into their own scope\n", CHAIN);
+    pool_call_on_worker(p, respawn, NULL);
+}
+
+static void part_outer_scope(void) {
+    uint64_t before = inline_count();
+    printf("  outer_scope: a task run at once spawns into the outer scope\n");
+    pool_call_on_worker(p, outer_scope, NULL);
+    CHECK_EQ_I64(inline_count() - before, 1);
+}
+
+static void part_own_scope(void) {
+    printf("  own_scope: a task run at once waits for its own scope\n");
+    pool_call_on_worker(p, own_scope, NULL);
+    pool_call_on_worker(p, own_scope_nested, NULL);
+    pool_call_on_worker(p, own_scope_alone, NULL);
+}
+
+static void part_other_thread(void) {
+    printf("  other_thread: scopes made outside the pool and on another pool's worker\n");
+    other_thread();
+}
+
+static void part_idle_worker(void) {
+    printf("  idle_worker: with a worker idle, spawns are queued\n");
+    pool_call_on_worker(p, idle_worker, NULL);
+}
+
+static void part_unstarted_thread(void) {
+    printf("  unstarted_thread: with a thread of the pool not started, spawns are queued\n");
+    unstarted_thread();
+}
+
+static void part_throttle_off(void) {
+    printf("  throttle_off: spawn_throttle off and 2\n");
+    throttle_off();
+}
+
+static void part_outside_origin(void) {
+    printf("  outside_origin: %d spawns from main, the first %d queued\n", FLAT, OUTSIDE_QUEUED);
+    outside_origin();
+}
+
+static void part_outside_respawn(void) {
+    printf("  outside_respawn: a task run at once on main spawns into its scope\n");
+    outside_respawn();
+}
+
+static void part_outside_inner_scope(void) {
+    printf("  outside_inner_scope: a task run at once on main makes a scope\n");
+    outside_inner_scope();
+}
+
+static void part_outside_copy(void) {
+    printf("  outside_copy: a copied spawn run at once on main\n");
+    outside_copy();
+}
+
+static void part_outside_waiter(void) {
+    printf("  outside_waiter: another thread waits while main runs a spawn at once\n");
+    outside_waiter();
+}
+
+static void part_outside_setting(void) {
+    printf("  outside_setting: spawn_throttle_outside and $POOL_SPAWN_THROTTLE_OUTSIDE\n");
+    outside_setting(0, NULL, 0);
+    outside_setting(0, "1", 1);
+    outside_setting(0, "yes", 0);
+    outside_setting(POOL_SPAWN_THROTTLE_OUTSIDE_OFF, "1", 0);
+}
+
+static void part_outside_destroy(void) {
+    printf("  outside_destroy: pool_destroy and pool_broadcast from a task run at once\n");
+    outside_destroy();
+}
+
+static void part_outside_helping(void) {
+    printf("  outside_helping: main's wait runs the queued tasks of a pool without threads\n");
+    outside_helping();
+}
+
+static void part_outside_call(void) {
+    printf("  outside_call: a call from a task run at once waits for its scope\n");
+    outside_call();
+}
+
+static void part_outside_closing(void) {
+    printf("  outside_closing: a spawn from main once pool_destroy has begun\n");
+    outside_closing();
+}
+
+static void part_outside_other_thread(void) {
+    printf("  outside_other_thread: main's scope, spawned into from another thread\n");
+    outside_other_thread();
+}
+
+static void part_waits_race(void) {
+    printf("  waits_race: %d waiters outside the pool, spawns run at once\n", RACE_WAITERS);
+    in_both_fence_modes(waits_race);
+}
+
+static void part_late_record(void) {
+    printf("  late_record: a waiter records its stand-in after the origin's look\n");
+    in_both_fence_modes(late_record);
+}
+
+static void part_stand_ins(void) {
+    printf("  stand_ins: the stand-ins' bookkeeping, race by race\n");
+    stand_ins();
+}
+
+static const test_part parts[] = {
+    {"from_origin", part_from_origin},
+    {"respawn", part_respawn},
+    {"outer_scope", part_outer_scope},
+    {"own_scope", part_own_scope},
+    {"other_thread", part_other_thread},
+    {"idle_worker", part_idle_worker},
+    {"unstarted_thread", part_unstarted_thread},
+    {"throttle_off", part_throttle_off},
+    {"outside_origin", part_outside_origin},
+    {"outside_respawn", part_outside_respawn},
+    {"outside_inner_scope", part_outside_inner_scope},
+    {"outside_copy", part_outside_copy},
+    {"outside_waiter", part_outside_waiter},
+    {"outside_setting", part_outside_setting},
+    {"outside_destroy", part_outside_destroy},
+    {"outside_helping", part_outside_helping},
+    {"outside_call", part_outside_call},
+    {"outside_closing", part_outside_closing},
+    {"outside_other_thread", part_outside_other_thread},
+    {"waits_race", part_waits_race},
+    {"late_record", part_late_record},
+    {"stand_ins", part_stand_ins},
+};
+
+/* Runs every part, or with an argument only the part of that name; each
+   with a watchdog of its own, so that a stall names the part. */
+int main(int argc, char **argv) {
     pool_config cfg;
-    uint64_t before;
-    test_watchdog(120, "test_throttle");
+    char name[64];
+    size_t i;
     test_setenv("POOL_SPAWN_THROTTLE_OUTSIDE", ""); /* the parts set it themselves */
     memset(&cfg, 0, sizeof cfg);
     cfg.num_threads = 1;
     cfg.spawn_throttle_outside = 1; /* for the outside_* parts */
     p = test_pool_cfg(&cfg);
     printf("test_throttle: the spawn throttle\n");
-
-    printf("  from_origin: %d spawns from the scope's body, the first %d queued\n", FLAT, QUEUED);
-    before = inline_count();
-    pool_call_on_worker(p, from_origin, NULL);
-    CHECK_EQ_I64(inline_count() - before, FLAT - QUEUED);
-
-    printf("  respawn: a chain of %d tasks spawning into their own scope\n", CHAIN);
-    pool_call_on_worker(p, respawn, NULL);
-
-    printf("  outer_scope: a task run at once spawns into the outer scope\n");
-    before = inline_count();
-    pool_call_on_worker(p, outer_scope, NULL);
-    CHECK_EQ_I64(inline_count() - before, 1);
-
-    printf("  own_scope: a task run at once waits for its own scope\n");
-    pool_call_on_worker(p, own_scope, NULL);
-    pool_call_on_worker(p, own_scope_nested, NULL);
-    pool_call_on_worker(p, own_scope_alone, NULL);
-
-    printf("  other_thread: scopes made outside the pool and on another pool's worker\n");
-    other_thread();
-
-    printf("  idle_worker: with a worker idle, spawns are queued\n");
-    pool_call_on_worker(p, idle_worker, NULL);
-
-    printf("  unstarted_thread: with a thread of the pool not started, spawns are queued\n");
-    unstarted_thread();
-
-    printf("  throttle_off: spawn_throttle off and 2\n");
-    throttle_off();
-
-    printf("  outside_origin: %d spawns from main, the first %d queued\n", FLAT, OUTSIDE_QUEUED);
-    outside_origin();
-    printf("  outside_respawn: a task run at once on main spawns into its scope\n");
-    outside_respawn();
-    printf("  outside_inner_scope: a task run at once on main makes a scope\n");
-    outside_inner_scope();
-    printf("  outside_copy: a copied spawn run at once on main\n");
-    outside_copy();
-    printf("  outside_waiter: another thread waits while main runs a spawn at once\n");
-    outside_waiter();
-    printf("  outside_setting: spawn_throttle_outside and $POOL_SPAWN_THROTTLE_OUTSIDE\n");
-    outside_setting(0, NULL, 0);
-    outside_setting(0, "1", 1);
-    outside_setting(0, "yes", 0);
-    outside_setting(POOL_SPAWN_THROTTLE_OUTSIDE_OFF, "1", 0);
-    printf("  outside_destroy: pool_destroy and pool_broadcast from a task run at once\n");
-    outside_destroy();
-    printf("  outside_helping: main's wait runs the queued tasks of a pool without threads\n");
-    outside_helping();
-    printf("  outside_call: a call from a task run at once waits for its scope\n");
-    outside_call();
-    printf("  outside_closing: a spawn from main once pool_destroy has begun\n");
-    outside_closing();
-    printf("  outside_other_thread: main's scope, spawned into from another thread\n");
-    outside_other_thread();
-
-    printf("  waits_race: %d waiters outside the pool, spawns run at once\n", RACE_WAITERS);
-    in_both_fence_modes(waits_race);
-
-    printf("  late_record: a waiter records its stand-in after the origin's look\n");
-    in_both_fence_modes(late_record);
-
-    printf("  stand_ins: the stand-ins' bookkeeping, race by race\n");
-    stand_ins();
-
+    for (i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (argc >= 2 && strcmp(argv[1], parts[i].name) != 0) continue;
+        snprintf(name, sizeof name, "test_throttle %s", parts[i].name);
+        test_watchdog(60, name);
+        parts[i].fn();
+    }
+    test_watchdog(60, "test_throttle: pool_destroy");
     CHECK(pool_destroy(p) == 0);
     return test_finish("test_throttle");
 }
