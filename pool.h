@@ -640,14 +640,15 @@ struct pool_graph_edge {
    number of times (pool_graph_init, _add, _link, _run, _wait), owned by the
    caller; every field is private. */
 struct pool_graph {
-    pool_scope pool__scope;       /* a run's nodes are the scope's tasks */
-    pool_graph_node *pool__nodes; /* every node, newest first */
-    pool_graph_node *pool__roots; /* the nodes without predecessors, once checked */
-    uint32_t pool__run;           /* the run's generation and state (see >>api-graphs) */
-    uint32_t pool__blocked;       /* waiters blocked until the run's claimant ends it */
-    uint32_t pool__cancelled_run; /* the last run whose wait said ECANCELED; 0: none */
-    int pool__checked;            /* 0: changed since the cycle check; else its result + 1 */
-    uint32_t pool__generation;    /* its pool_graph_init's, which its nodes hold */
+    pool_scope pool__scope;        /* a run's nodes are the scope's tasks */
+    pool_graph_node *pool__nodes;  /* every node, newest first */
+    pool_graph_node *pool__roots;  /* the nodes without predecessors, once checked */
+    uint32_t pool__run;            /* the run's generation and state (see >>api-graphs) */
+    uint32_t pool__blocked;        /* waiters blocked until the run's claimant ends it */
+    uint32_t pool__cancelled_runs; /* bit (generation % 32) of each of the last 32 runs:
+                                      set if its wait said ECANCELED */
+    int pool__checked;             /* 0: changed since the cycle check; else its result + 1 */
+    uint32_t pool__generation;     /* its pool_graph_init's, which its nodes hold */
 };
 
 /* pool_completion_item: what a finished piece of work posts to a
@@ -1115,8 +1116,8 @@ POOL_DEF int pool_graph_run(pool_graph *g);
    Errors:  0: every node ran. ECANCELED: the run was cancelled
             (pool_graph_cancel): the nodes not yet started did not run (a
             cancel that came as the run ended may find every node run;
-            a waiter that blocked, and woke only after g was run and
-            cancelled again, says 0).
+            a waiter that blocked, and woke only after g had been run 32
+            more times, says the outcome of one of those runs).
             EINVAL: g is NULL. EDEADLK: called from a node of g (nothing
             was waited for).
    Threads: any.
@@ -8868,6 +8869,9 @@ static int pool__graph_check(pool_graph *g) {
 
 static uint32_t pool__graph_generation_of(uint32_t word) { return word & ~POOL__GRAPH_STATE; }
 
+/* The bit of pool__cancelled_runs that holds the outcome of word's run. */
+static uint32_t pool__graph_outcome_bit(uint32_t word) { return 1u << (word >> 2 & 31); }
+
 /* Numbers each pool_graph_init, so that a node tells the graph it was
    added to from the same memory initialised again (g's own fields cannot
    be read before its first init). Relaxed: only distinct values matter. A
@@ -8883,7 +8887,7 @@ POOL__IMPL void pool_graph_init(pool_graph *g, pool *p) {
     g->pool__roots = NULL;
     g->pool__run = POOL__GRAPH_IDLE; /* generation 0 */
     g->pool__blocked = 0;
-    g->pool__cancelled_run = 0;
+    g->pool__cancelled_runs = 0;
     g->pool__checked = 1; /* empty: no cycle */
 }
 
@@ -8949,16 +8953,28 @@ POOL__IMPL int pool_graph_link(pool_graph *g, pool_graph_edge *e, pool_graph_nod
    four are seq_cst, so in their single order one of the two reads sees
    the other's write: the waiter sees the word moved on, or the mover sees
    the waiter. A waiter counted but not yet blocked finds the word moved
-   on, as pool__wait compares it. The claimant's outcome (ECANCELED) is
-   written before its exchange, which publishes it to the waiters' loads.
-   Only the last cancelled run is kept: a waiter that looks only after a
-   later run was cancelled too says 0 for its cancelled run.
+   on, as pool__wait compares it. The claimant's outcome (ECANCELED or
+   not) is written before its exchange, which publishes it to the waiters'
+   loads, as is a refused run's (not cancelled). The outcomes of the last
+   32 runs are kept, a bit for each, so that a waiter that looks only
+   after later runs ended still reads its own run's; 32 runs later its
+   bit holds another run's.
    tests/model/graph.pml checks the protocol with runs whose nodes may run
    before they are published, and a next run whose nodes wait for the last
    run's waiters, after finding the hang of a waiter that reads the word
    before it counts itself, of an end that wakes nobody, and of waiters
    that wait for the scope, and the early return of a waiter that takes a
    run being started for none. */
+
+/* Records whether the run of `word`, about to end, was cancelled. Only
+   the thread that ends a run records, so one run's bit at a time, and the
+   RMW acts on the latest bits whatever this thread saw of them. Relaxed:
+   the end's exchange publishes it. */
+static void pool__graph_record(pool_graph *g, uint32_t word, int cancelled) {
+    uint32_t bit = pool__graph_outcome_bit(word);
+    if (cancelled) POOL__FETCH_OR(&g->pool__cancelled_runs, bit, POOL__RELAXED);
+    else POOL__FETCH_AND(&g->pool__cancelled_runs, ~bit, POOL__RELAXED);
+}
 
 /* Moves g's run word to `to` and wakes the waiters blocked on it; returns
    the word it held. seq_cst: the mover's half of the pair above; its
@@ -8973,6 +8989,7 @@ static uint32_t pool__graph_move(pool_graph *g, uint32_t to) {
 /* pool_graph_run refuses the run it is starting (`idle` its IDLE word):
    nothing of it ran. */
 static int pool__graph_refuse(pool_graph *g, uint32_t idle, int rc) {
+    pool__graph_record(g, idle, 0);
     pool__graph_move(g, idle + POOL__GRAPH_NEXT);
     return rc;
 }
@@ -9040,10 +9057,13 @@ POOL__IMPL int pool_graph_run(pool_graph *g) {
 }
 
 /* What the waiter of the run whose CLAIMED word is `claimed` returns once
-   it has ended. Relaxed: the claimant wrote it before the exchange that
-   the waiter's acquire of the word read, or that the word read follows. */
+   it has ended. Relaxed: the run's end recorded it before its exchange,
+   and the waiter's acquire read that word or a later one; every write of
+   the word is an RMW, so a later one continues that exchange's release
+   sequence. */
 static int pool__graph_outcome(const pool_graph *g, uint32_t claimed) {
-    return POOL__LOAD(&g->pool__cancelled_run, POOL__RELAXED) == claimed ? ECANCELED : 0;
+    uint32_t runs = POOL__LOAD(&g->pool__cancelled_runs, POOL__RELAXED);
+    return runs & pool__graph_outcome_bit(claimed) ? ECANCELED : 0;
 }
 
 /* Tests learn that a waiter counted itself blocked until g's run word
@@ -9073,8 +9093,7 @@ static int pool__graph_wait_claimed(pool_graph *g, uint32_t claimed) {
     uint32_t before;
     int rc = pool__scope_wait(&g->pool__scope);
     POOL__INVARIANT(rc != EDEADLK); /* nothing of a graph's scope runs at once */
-    if (rc == ECANCELED)            /* relaxed: the end's exchange publishes it */
-        POOL__STORE(&g->pool__cancelled_run, claimed, POOL__RELAXED);
+    pool__graph_record(g, claimed, rc == ECANCELED);
     before = pool__graph_move(g, pool__graph_generation_of(claimed) + POOL__GRAPH_NEXT);
     POOL__INVARIANT(before == claimed); /* only the claimant moves a claimed run on */
     (void)before;

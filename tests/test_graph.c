@@ -30,6 +30,10 @@
  *             ended (not wait for the next, whose gate it would open), and
  *             with that run's outcome (every third run is cancelled). In
  *             odd rounds it looks only once the next run has started.
+ *   late      a second waiter of each run stays blocked while main ends
+ *             that run and makes up to four more, cancelled or not: it
+ *             must then say its own run's outcome (ECANCELED after later
+ *             runs were cancelled too, 0 after they were).
  *   starting  a thread that saw a run's first node start waits for the
  *             run before pool_graph_run has published it (a test hook
  *             holds the publication until it blocks): it must wait for
@@ -54,8 +58,16 @@ static _Atomic(const void *) overtaken_graph_at;
 static atomic_int starting_blocked, starting_returned;
 static _Atomic(const void *) starting_graph_at;
 
+/* The late part holds its second waiter, blocked, until main lets it go. */
+static atomic_int late_blocked, late_released;
+static _Atomic(const void *) late_graph_at;
+
 static void graph_wait_blocking(const void *g) {
     int round = atomic_load(&overtaken_go);
+    if (g == atomic_load(&late_graph_at)) {
+        atomic_store(&late_blocked, 1);
+        while (!atomic_load(&late_released)) sched_yield();
+    }
     if (g == atomic_load(&starting_graph_at)) atomic_store(&starting_blocked, 1);
     if (g != atomic_load(&overtaken_graph_at)) return;
     atomic_store(&overtaken_closed, 0);
@@ -573,6 +585,86 @@ static void part_overtaken(void) {
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 
+/* ---- late ---- */
+
+static pool_graph late_graph;
+static small_node late_nodes[WAITERS_NODES];
+static pool_graph_edge late_edges[WAITERS_NODES];
+static pool_graph_node late_gate;
+static atomic_int late_hold, late_cancel, late_go, late_done, late_status;
+
+/* Held, in a round's first run, until the second waiter blocks; cancels
+   the run when main says so. */
+static void late_gate_run(pool_graph_node *self) {
+    (void)self;
+    if (atomic_load(&late_hold))
+        while (!atomic_load(&late_blocked)) sched_yield();
+    if (atomic_load(&late_cancel)) pool_graph_cancel(&late_graph);
+}
+
+static void *late_second(void *arg) {
+    long rounds = *(long *)arg, r;
+    for (r = 1; r <= rounds; r++) {
+        while (atomic_load(&late_go) < r) sched_yield();
+        /* White-box: main, the first waiter, has claimed the run. */
+        while ((__atomic_load_n(&late_graph.pool__run, __ATOMIC_ACQUIRE) & POOL__GRAPH_STATE) !=
+               POOL__GRAPH_CLAIMED)
+            sched_yield();
+        atomic_store(&late_status, pool_graph_wait(&late_graph));
+        atomic_store(&late_done, (int)r);
+    }
+    return NULL;
+}
+
+/* Starts a run of the late graph, which its gate cancels or not, and holds
+   until the second waiter blocks or not. */
+static void late_run(int cancel, int hold) {
+    atomic_store(&late_cancel, cancel);
+    atomic_store(&late_hold, hold);
+    CHECK_EQ_I64(pool_graph_run(&late_graph), 0);
+}
+
+static void part_late(void) {
+    /* Per round: whether its run is cancelled, then the later runs'. */
+    static const char *const patterns[] = {"1100", "011", "1", "10101", "0", "01111"};
+    const int num_patterns = (int)(sizeof patterns / sizeof patterns[0]);
+    pool *p = test_pool(2);
+    long rounds = (long)test_scaled(60, 12), r, ran = 0;
+    pthread_t th;
+    int i;
+    test_watchdog(60, "test_graph late: a blocked waiter held while later runs end");
+    printf("  late: %ld runs, each with a waiter held blocked while up to 4 more run\n", rounds);
+    gated_graph(&late_graph, p, late_nodes, late_edges, &late_gate, late_gate_run);
+    atomic_store(&late_go, 0);
+    atomic_store(&late_done, 0);
+    atomic_store(&late_graph_at, &late_graph);
+    CHECK(pthread_create(&th, NULL, late_second, &rounds) == 0);
+    for (r = 1; r <= rounds; r++) {
+        const char *pattern = patterns[r % num_patterns];
+        int expected = pattern[0] == '1' ? ECANCELED : 0;
+        size_t k;
+        for (k = 0; pattern[k]; k++) ran += pattern[k] == '0';
+        atomic_store(&late_blocked, 0);
+        atomic_store(&late_released, 0);
+        late_run(expected != 0, 1);
+        atomic_store(&late_go, (int)r);
+        CHECK_EQ_I64(pool_graph_wait(&late_graph), expected);
+        for (k = 1; pattern[k]; k++) {
+            late_run(pattern[k] == '1', 0);
+            CHECK_EQ_I64(pool_graph_wait(&late_graph), pattern[k] == '1' ? ECANCELED : 0);
+        }
+        atomic_store(&late_released, 1);
+        while (atomic_load(&late_done) < r) test_sleep_us(50);
+        CHECK_MSG(atomic_load(&late_status) == expected,
+                  "round %ld (%s): the held waiter said %d for its run, not %d", r, pattern,
+                  atomic_load(&late_status), expected);
+    }
+    pthread_join(th, NULL);
+    atomic_store(&late_graph_at, NULL);
+    for (i = 0; i < WAITERS_NODES; i++) CHECK_EQ_I64(atomic_load(&late_nodes[i].runs), ran);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
 /* ---- starting ---- */
 
 static pool_graph starting_graph;
@@ -648,9 +740,9 @@ static void part_starting(void) {
 }
 
 static const test_part parts[] = {
-    {"layered", part_layered},     {"shapes", part_shapes},     {"cycles", part_cycles},
-    {"errors", part_errors},       {"cancel", part_cancel},     {"waiters", part_waiters},
-    {"overtaken", part_overtaken}, {"starting", part_starting},
+    {"layered", part_layered},     {"shapes", part_shapes}, {"cycles", part_cycles},
+    {"errors", part_errors},       {"cancel", part_cancel}, {"waiters", part_waiters},
+    {"overtaken", part_overtaken}, {"late", part_late},     {"starting", part_starting},
 };
 
 int main(int argc, char **argv) {
