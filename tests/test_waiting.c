@@ -406,6 +406,19 @@ static void *call_park_with_task_queued(void *arg) {
 
 static void nop(void *arg) { (void)arg; }
 
+#ifndef TEST_BASELINE
+/* Whether a thread of p parked in a wait within the time. */
+static int wait_parked(pool *p, double seconds) {
+    double until = test_now() + seconds;
+    pool_stats st;
+    for (;;) {
+        pool_stats_get(p, &st);
+        if (st.waits_parked || test_now() >= until) return st.waits_parked != 0;
+        test_sleep_us(1000);
+    }
+}
+#endif
+
 static void test_spare_while_spawn_locked(void) {
     pthread_t th;
     test_watchdog(60, "test_waiting: a spare for a worker that parks while a start is under way");
@@ -417,7 +430,14 @@ static void test_spare_while_spawn_locked(void) {
     atomic_store(&spare_task_ran_in_wait, 0);
     pool__mutex_lock(&pool_a->spawn_lock);
     CHECK(pthread_create(&th, NULL, call_park_with_task_queued, NULL) == 0);
-    test_sleep_us(200000); /* the worker parks meanwhile */
+    /* The worker parks meanwhile: it has counted the park, and then waits
+       for the lock to start its spare. */
+#ifdef TEST_BASELINE
+    test_sleep_us(200000);
+#else
+    CHECK_MSG(wait_parked(pool_a, 10), "A's worker did not park within 10 s");
+    test_sleep_us(20000);
+#endif
     pool__mutex_unlock(&pool_a->spawn_lock);
     pthread_join(th, NULL);
     CHECK_MSG(atomic_load(&spare_task_ran_in_wait),
