@@ -2,15 +2,21 @@
  * tiles of a Mandelbrot set on the default pool, and each hands its finished tile to main through
  * main's inbox (a task pinned to main), because only main may touch the frame, as only the thread
  * that owns an OpenGL context may upload a texture. Each frame, main runs what arrived, then
- * "presents" the frame; it waits for the next post or the next frame's time, never spins.
+ * "presents" the frame; it waits for the next post or the next frame's time, never spins: it
+ * polls the inbox's handle, as a real loop would poll it beside its window system's descriptor
+ * (pool_inbox_wait does the same when the inbox is all there is to wait for).
  *
  *     cc -O2 -pthread examples/render.c && ./a.out
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#ifndef _WIN32
+#include <poll.h>
+#endif
 
 #define TILES 32 /* tiles of 8 rows by 8 columns: 4 rows of 8 tiles */
 #define WIDTH 64
@@ -53,6 +59,19 @@ static void upload_run(pool_task *t) { /* runs on main, inside pool_inbox_run */
     tiles_uploaded++;
 }
 
+/* Waits until a task was posted to main's inbox or timeout_ms passed: on
+   the inbox's handle, a descriptor (an event on Windows). Returns 0 or an
+   errno value. */
+static int wait_for_post(int timeout_ms) {
+#ifdef _WIN32
+    DWORD got = WaitForSingleObject((HANDLE)pool_inbox_handle(&main_inbox), (DWORD)timeout_ms);
+    return got == WAIT_FAILED ? EIO : 0;
+#else
+    struct pollfd fd = {(int)pool_inbox_handle(&main_inbox), POLLIN, 0};
+    return poll(&fd, 1, timeout_ms) < 0 && errno != EINTR ? errno : 0;
+#endif
+}
+
 int main(void) {
     static struct tile tiles[TILES];
     int frames = 0;
@@ -70,8 +89,7 @@ int main(void) {
     }
     while (tiles_uploaded < TILES) { /* the render loop */
         size_t ran;
-        int err = pool_inbox_wait(&main_inbox, FRAME_MS); /* a post, or the next frame is due */
-        if (err != 0 && err != ETIMEDOUT) return 1;
+        if (wait_for_post(FRAME_MS) != 0) return 1; /* a post, or the next frame is due */
         if (pool_inbox_run(&main_inbox, &ran) != 0) return 1;
         frames++; /* present the frame here: swap buffers */
         if (ran)
