@@ -95,6 +95,20 @@ static void fetch_and_compute(void *arg) {
     f->failed += atomic_load(&primes) != 17984;
 }
 
+/* Fire and forget: an audit line "written" on a blocking thread (the sleep stands in for a slow
+ * disk). Nobody waits for it; pool_destroy runs it before it returns. */
+struct audit {
+    pool_task task;
+    long sum;
+    char line[64]; /* what was written */
+};
+
+static void audit_run(pool_task *t) {
+    struct audit *a = (struct audit *)((char *)t - offsetof(struct audit, task));
+    sleep_ms(5);
+    snprintf(a->line, sizeof a->line, "%d records fetched, sum %ld", RECORDS, a->sum);
+}
+
 /* Jobs for the shutdown demo. */
 struct chore {
     pool_blocking_job job;
@@ -121,6 +135,7 @@ int main(void) {
         {POOL_BLOCKING_JOB_INIT(chore_run), "write the checkpoint", 0, 0},
     };
     struct fetch_all f = {NULL, records, 0, 0};
+    struct audit audit = {POOL_TASK_INIT(audit_run), 0, ""};
     pool_config cfg;
     pool_stats st;
     double t0;
@@ -144,7 +159,11 @@ int main(void) {
            f.sum == want ? "correct" : "WRONG");
     bad += f.sum != want || f.failed;
 
-    pool_destroy(f.p); /* runs whatever is still queued, then joins every thread */
+    audit.sum = f.sum;
+    if (pool_submit_blocking(f.p, &audit.task) != 0) audit_run(&audit.task); /* not taken */
+    pool_destroy(f.p); /* runs whatever is still queued (the audit), then joins every thread */
+    printf("audit line written before pool_destroy returned: \"%s\"\n", audit.line);
+    bad += audit.line[0] == 0;
 
     /* Fast shutdown: four chores queue behind one blocking thread. pool_destroy_fast lets the
      * running one finish, runs the queued mandatory ones and cancels the rest. */

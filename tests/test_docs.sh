@@ -17,6 +17,8 @@
 #  - README's API reference has a row for every public function, and its
 #    configuration table one for every field of pool_config: README
 #    summarises what pool.h says in full, and must not miss a name.
+#  - Every public function is called in an example: a program of examples/
+#    or a C block of README, which make examples and make readme run.
 #
 # Run from the repository root; run.sh runs it as part of `make test`.
 awk '
@@ -100,5 +102,18 @@ if [ "$(echo $public | wc -w)" -lt 20 ] || [ "$(echo $fields | wc -w)" -lt 12 ];
     exit 1
 fi
 echo "test_docs: README lists $(echo $public | wc -w) functions and $(echo $fields | wc -w) pool_config fields, $missing missing"
-[ $missing = 0 ] || exit 1
+
+# An example for every public function: a call in a program of examples/
+# (make examples builds and runs each) or in a C block of README (make
+# readme does).
+readme_c=$(awk '/^```c$/ { on = 1; next } /^```/ { on = 0 } on' README.md)
+unshown=0
+for f in $public; do
+    cat examples/*.c | grep -qE "(^|[^a-z_0-9])$f\(" && continue
+    echo "$readme_c" | grep -qE "(^|[^a-z_0-9])$f\(" && continue
+    echo "test_docs: no program in examples/ or README calls $f"
+    unshown=$((unshown + 1))
+done
+echo "test_docs: $unshown public functions without an example"
+[ $missing = 0 ] && [ $unshown = 0 ] || exit 1
 exit $rc_blocks
