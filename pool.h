@@ -1116,8 +1116,8 @@ POOL_DEF int pool_graph_run(pool_graph *g);
    Errors:  0: every node ran. ECANCELED: the run was cancelled
             (pool_graph_cancel): the nodes not yet started did not run (a
             cancel that came as the run ended may find every node run;
-            a waiter that blocked, and woke only after g had been run 32
-            more times, says the outcome of one of those runs).
+            a waiter that blocked, and woke only after 32 more runs of g,
+            refused ones included, says the outcome of one of those).
             EINVAL: g is NULL. EDEADLK: called from a node of g (nothing
             was waited for).
    Threads: any.
@@ -8986,19 +8986,24 @@ static uint32_t pool__graph_move(pool_graph *g, uint32_t to) {
     return before;
 }
 
+/* Tests hold a run being started before its refusal, or between its
+   posts and its publication, to have it seen meanwhile
+   (tests/test_graph.c). */
+#ifndef POOL__GRAPH_REFUSING
+#define POOL__GRAPH_REFUSING(g) ((void)0)
+#endif
+#ifndef POOL__GRAPH_PUBLISHING
+#define POOL__GRAPH_PUBLISHING(g) ((void)0)
+#endif
+
 /* pool_graph_run refuses the run it is starting (`idle` its IDLE word):
-   nothing of it ran. */
+   nothing of it ran, and its waiters say 0. */
 static int pool__graph_refuse(pool_graph *g, uint32_t idle, int rc) {
+    POOL__GRAPH_REFUSING(g);
     pool__graph_record(g, idle, 0);
     pool__graph_move(g, idle + POOL__GRAPH_NEXT);
     return rc;
 }
-
-/* Tests hold a run between its posts and its publication, to have it
-   seen running meanwhile (tests/test_graph.c). */
-#ifndef POOL__GRAPH_PUBLISHING
-#define POOL__GRAPH_PUBLISHING(g) ((void)0)
-#endif
 
 /* pool_graph_run publishes the run it started. */
 static void pool__graph_publish(pool_graph *g, uint32_t idle) {

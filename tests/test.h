@@ -64,7 +64,8 @@
  *   test_run_parts(argc, argv, parts, n)
  *                          runs every part of a test program, or with an
  *                          argument only the part of that name (to show
- *                          one scenario failing on its own).
+ *                          one scenario failing on its own); a name that
+ *                          no part has fails.
  *
  * Everything is static: each test program is a single translation unit.
  *
@@ -538,9 +539,10 @@ typedef struct test_part {
 } test_part;
 
 TEST__UNUSED static void test_run_parts(int argc, char **argv, const test_part *parts, size_t n) {
-    size_t i;
+    size_t i, ran = 0;
     for (i = 0; i < n; i++)
-        if (argc < 2 || strcmp(argv[1], parts[i].name) == 0) parts[i].fn();
+        if (argc < 2 || strcmp(argv[1], parts[i].name) == 0) parts[i].fn(), ran++;
+    CHECK_MSG(ran > 0, "no part named %s", argc < 2 ? "(none)" : argv[1]); /* a typo fails */
 }
 
 TEST__UNUSED static void test_watchdog_dump(void (*fn)(void)) {

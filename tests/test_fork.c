@@ -243,8 +243,7 @@ int main(void) {
        one that runs the graph's node, unless the claimant runs it in its
        external slot. */
     while (atomic_load(&gate_index) == -2) test_sleep_us(1000);
-    in_slot = atomic_load(&gate_index) >=
-              pool_worker_index_limit(explicit_pool) - POOL_EXTERNAL_SLOTS_DEFAULT;
+    in_slot = atomic_load(&gate_index) >= (int)explicit_pool->max_workers; /* slots come after */
     CHECK(test_wait_awake(explicit_pool, 1, !in_slot, 10));
     CHECK(test_wait_awake(POOL__LOAD(&pool__default_pool, POOL__ACQUIRE), 1, 0, 10));
 

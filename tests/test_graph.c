@@ -34,6 +34,9 @@
  *             that run and makes up to four more, cancelled or not: it
  *             must then say its own run's outcome (ECANCELED after later
  *             runs were cancelled too, 0 after they were).
+ *   refused   a waiter blocked on a run that is refused (a cycle), 32
+ *             runs after a cancelled one whose outcome bit it shares,
+ *             says 0.
  *   starting  a thread that saw a run's first node start waits for the
  *             run before pool_graph_run has published it (a test hook
  *             holds the publication until it blocks): it must wait for
@@ -62,6 +65,10 @@ static _Atomic(const void *) starting_graph_at;
 static atomic_int late_blocked, late_released;
 static _Atomic(const void *) late_graph_at;
 
+/* The refused part holds a refusal until a waiter has blocked on the run. */
+static atomic_int refused_blocked;
+static _Atomic(const void *) refused_graph_at;
+
 static void graph_wait_blocking(const void *g) {
     int round = atomic_load(&overtaken_go);
     if (g == atomic_load(&late_graph_at)) {
@@ -69,6 +76,7 @@ static void graph_wait_blocking(const void *g) {
         while (!atomic_load(&late_released)) sched_yield();
     }
     if (g == atomic_load(&starting_graph_at)) atomic_store(&starting_blocked, 1);
+    if (g == atomic_load(&refused_graph_at)) atomic_store(&refused_blocked, 1);
     if (g != atomic_load(&overtaken_graph_at)) return;
     atomic_store(&overtaken_closed, 0);
     if (round % 2)
@@ -81,6 +89,12 @@ static void graph_publishing(const void *g) {
     while (!atomic_load(&starting_blocked) && !atomic_load(&starting_returned)) sched_yield();
 }
 #define POOL__GRAPH_PUBLISHING(g) graph_publishing(g)
+
+static void graph_refusing(const void *g) {
+    if (g != atomic_load(&refused_graph_at)) return;
+    while (!atomic_load(&refused_blocked)) sched_yield();
+}
+#define POOL__GRAPH_REFUSING(g) graph_refusing(g)
 
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -665,6 +679,56 @@ static void part_late(void) {
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 
+/* ---- refused ---- */
+
+static pool_graph refused_graph;
+static small_node refused_nodes[4];
+static pool_graph_edge refused_edges[2];
+
+/* Waits for the refused graph's run once it is being started. */
+static void *refused_waiter(void *arg) {
+    /* White-box: the run is STARTING. */
+    while ((__atomic_load_n(&refused_graph.pool__run, __ATOMIC_ACQUIRE) & POOL__GRAPH_STATE) !=
+           POOL__GRAPH_STARTING)
+        sched_yield();
+    *(int *)arg = pool_graph_wait(&refused_graph);
+    return NULL;
+}
+
+static void part_refused(void) {
+    pool *p = test_pool(2);
+    pthread_t th;
+    int i, waited = -1;
+    test_watchdog(60, "test_graph refused: a waiter blocked on a run that is refused");
+    printf("  refused: a waiter blocked on a run refused 32 runs after a cancelled one\n");
+    small_graph(&refused_graph, p, refused_nodes, 4);
+    CHECK_EQ_I64(pool_graph_cancel(&refused_graph), 0); /* generation 0: cancelled */
+    CHECK_EQ_I64(pool_graph_run(&refused_graph), 0);
+    CHECK_EQ_I64(pool_graph_wait(&refused_graph), ECANCELED);
+    for (i = 1; i < 32; i++) { /* generations 1 to 31 */
+        CHECK_EQ_I64(pool_graph_run(&refused_graph), 0);
+        CHECK_EQ_I64(pool_graph_wait(&refused_graph), 0);
+    }
+    CHECK_EQ_I64(small_runs(refused_nodes, 4), 4 * 31);
+    /* A cycle: generation 32, whose outcome shares generation 0's bit, is
+       refused while the waiter is blocked on it. */
+    CHECK_EQ_I64(pool_graph_link(&refused_graph, &refused_edges[0], &refused_nodes[2].node,
+                                 &refused_nodes[3].node),
+                 0);
+    CHECK_EQ_I64(pool_graph_link(&refused_graph, &refused_edges[1], &refused_nodes[3].node,
+                                 &refused_nodes[2].node),
+                 0);
+    atomic_store(&refused_blocked, 0);
+    atomic_store(&refused_graph_at, &refused_graph);
+    CHECK(pthread_create(&th, NULL, refused_waiter, &waited) == 0);
+    CHECK_EQ_I64(pool_graph_run(&refused_graph), ELOOP);
+    pthread_join(th, NULL);
+    atomic_store(&refused_graph_at, NULL);
+    CHECK_MSG(waited == 0, "the waiter of a refused run said %d", waited);
+    CHECK_EQ_I64(small_runs(refused_nodes, 4), 4 * 31);
+    CHECK_EQ_I64(pool_destroy(p), 0);
+}
+
 /* ---- starting ---- */
 
 static pool_graph starting_graph;
@@ -742,7 +806,8 @@ static void part_starting(void) {
 static const test_part parts[] = {
     {"layered", part_layered},     {"shapes", part_shapes}, {"cycles", part_cycles},
     {"errors", part_errors},       {"cancel", part_cancel}, {"waiters", part_waiters},
-    {"overtaken", part_overtaken}, {"late", part_late},     {"starting", part_starting},
+    {"overtaken", part_overtaken}, {"late", part_late},     {"refused", part_refused},
+    {"starting", part_starting},
 };
 
 int main(int argc, char **argv) {
