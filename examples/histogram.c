@@ -2,9 +2,10 @@
  * fire-and-forget tasks, on a byte histogram of a 16 MiB buffer:
  *
  *   1. a scope of 64 chunk tasks, each adding its chunk into the histogram of the thread that
- *      runs it: one histogram per pool_worker_index(), sized by pool_worker_index_limit(), so
- *      no task needs a lock or an atomic. The first chunk is a preview the program wants
- *      first: it is spawned at high priority, ahead of the chunks queued before it;
+ *      runs it: one histogram per pool_worker_index(), sized by pool_worker_index_limit() (and
+ *      one for main outside the pool), so no task needs a lock or an atomic. The first chunk
+ *      is a preview the program wants first: it is spawned at high priority, ahead of the
+ *      chunks queued before it;
  *   2. the same with the pool lowered to one active thread (pool_set_active_threads), as a
  *      program that leaves its other CPUs to something else for a while would, then raised
  *      again: the histogram is the same;
@@ -32,7 +33,8 @@ typedef struct histogram {
 } histogram;
 
 static unsigned char *buffer;
-static histogram *per_thread; /* pool_worker_index_limit(p) of them */
+static histogram *per_thread; /* pool_worker_index_limit(p) + 1 of them */
+static int outside;           /* the last one's index: for main outside the pool */
 
 struct chunk {
     pool_task task; /* first: the task's address is the chunk's */
@@ -42,8 +44,11 @@ struct chunk {
 static void chunk_run(pool_task *t) {
     struct chunk *c = (struct chunk *)t;
     /* A thread of the pool, or an outside caller working in one of its
-       external slots (pool_scope_wait helps): each has an index of its own. */
-    histogram *h = &per_thread[pool_worker_index()];
+       external slots (pool_scope_wait helps): each has an index of its own.
+       -1 is main outside them: with no slot free, or running a spawn at once
+       (with $POOL_SPAWN_THROTTLE_OUTSIDE=1); it is the only outside thread. */
+    int index = pool_worker_index();
+    histogram *h = &per_thread[index < 0 ? outside : index];
     size_t i;
     for (i = c->begin; i < c->begin + CHUNK; i++) h->count[buffer[i]]++;
 }
@@ -51,9 +56,9 @@ static void chunk_run(pool_task *t) {
 /* Histograms the buffer on p into *out; returns 0 or an errno value. */
 static int histogram_of(pool *p, histogram *out) {
     static struct chunk chunks[CHUNKS];
-    int limit = pool_worker_index_limit(p), i, k, rc = 0;
+    int threads = pool_worker_index_limit(p) + 1, i, k, rc = 0;
     pool_scope s;
-    memset(per_thread, 0, (size_t)limit * sizeof *per_thread);
+    memset(per_thread, 0, (size_t)threads * sizeof *per_thread);
     pool_scope_init(&s, p);
     for (i = 1; i < CHUNKS && !rc; i++) {
         chunks[i].task = (pool_task)POOL_TASK_INIT(chunk_run);
@@ -65,7 +70,7 @@ static int histogram_of(pool *p, histogram *out) {
     if (!rc) rc = pool_scope_spawn_priority(&s, &chunks[0].task, POOL_PRIORITY_HIGH);
     pool_scope_wait(&s); /* also after an error: what was spawned has run */
     memset(out, 0, sizeof *out);
-    for (i = 0; i < limit; i++)
+    for (i = 0; i < threads; i++)
         for (k = 0; k < 256; k++) out->count[k] += per_thread[i].count[k];
     return rc;
 }
@@ -94,7 +99,8 @@ int main(void) {
 
     if (pool_create(&p, NULL) != 0) return 1;
     buffer = malloc(SIZE);
-    per_thread = calloc((size_t)pool_worker_index_limit(p), sizeof *per_thread);
+    outside = pool_worker_index_limit(p);
+    per_thread = calloc((size_t)outside + 1, sizeof *per_thread);
     if (!buffer || !per_thread) return 1;
     for (i = 0; i < SIZE; i++) { /* xorshift64, squared for a lopsided histogram */
         state ^= state << 13, state ^= state >> 7, state ^= state << 17;
