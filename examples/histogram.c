@@ -113,8 +113,7 @@ int main(void) {
     }
     for (k = 0; k < 256; k++) busiest = all.count[k] > all.count[busiest] ? k : busiest;
     printf("%d threads (per-thread histograms: %d): byte %d is the most common, %llu times\n",
-           pool_active_threads(p), pool_worker_index_limit(p), busiest,
-           (unsigned long long)all.count[busiest]);
+           pool_active_threads(p), outside + 1, busiest, (unsigned long long)all.count[busiest]);
 
     if (pool_set_active_threads(p, 1) != 0) return 1;
     rc = histogram_of(p, &again);

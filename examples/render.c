@@ -67,7 +67,7 @@ static int wait_for_post(int timeout_ms) {
     DWORD got = WaitForSingleObject((HANDLE)pool_inbox_handle(&main_inbox), (DWORD)timeout_ms);
     return got == WAIT_FAILED ? EIO : 0;
 #else
-    struct pollfd fd = {(int)pool_inbox_handle(&main_inbox), POLLIN, 0};
+    struct pollfd fd = {.fd = (int)pool_inbox_handle(&main_inbox), .events = POLLIN};
     return poll(&fd, 1, timeout_ms) < 0 && errno != EINTR ? errno : 0;
 #endif
 }
