@@ -4206,6 +4206,12 @@ static uint32_t pool__spawn_unlock(pool *p, uint32_t started) {
    lock free, or held by a later holder, which looks in turn.
    The lock's other holders are a new worker's start-up, which looks for
    work itself, and pool_destroy. */
+/* Tests see a thread about to block on the spawn lock that they hold
+   (tests/test_waiting.c). */
+#ifndef POOL__SPAWN_LOCK_WAITING
+#define POOL__SPAWN_LOCK_WAITING(p) ((void)0)
+#endif
+
 static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_rule spares) {
     uint32_t started, limit;
     uint64_t retry;
@@ -4220,8 +4226,10 @@ static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_
     retry = POOL__LOAD(&p->spawn_retry_ns, POOL__RELAXED);
     if (wait_for_lock == POOL__LOCK_TRY && started && retry && pool__now_ns() < retry)
         return started;
-    if (wait_for_lock == POOL__LOCK_WAIT) pool__mutex_lock(&p->spawn_lock);
-    else if (!pool__spawn_trylock(p)) return started;
+    if (wait_for_lock == POOL__LOCK_WAIT) {
+        POOL__SPAWN_LOCK_WAITING(p);
+        pool__mutex_lock(&p->spawn_lock);
+    } else if (!pool__spawn_trylock(p)) return started;
     return pool__spawn_unlock(p, pool__spawn_locked(p, spares));
 }
 

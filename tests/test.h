@@ -62,10 +62,10 @@
  *   test_threads_named(n)  how many threads of the process are named n.
  *   test_finish(name)      prints the verdict; returns the exit status.
  *   test_run_parts(argc, argv, parts, n)
- *                          runs every part of a test program, or with an
- *                          argument only the part of that name (to show
- *                          one scenario failing on its own); a name that
- *                          no part has fails.
+ *                          runs every part of a test program, or with
+ *                          arguments only the parts of those names, in
+ *                          that order (to show one scenario failing on
+ *                          its own); a name that no part has fails.
  *
  * Everything is static: each test program is a single translation unit.
  *
@@ -539,10 +539,17 @@ typedef struct test_part {
 } test_part;
 
 TEST__UNUSED static void test_run_parts(int argc, char **argv, const test_part *parts, size_t n) {
-    size_t i, ran = 0;
-    for (i = 0; i < n; i++)
-        if (argc < 2 || strcmp(argv[1], parts[i].name) == 0) parts[i].fn(), ran++;
-    CHECK_MSG(ran > 0, "no part named %s", argc < 2 ? "(none)" : argv[1]); /* a typo fails */
+    size_t i;
+    int a;
+    if (argc < 2) {
+        for (i = 0; i < n; i++) parts[i].fn();
+        return;
+    }
+    for (a = 1; a < argc; a++) {
+        for (i = 0; i < n && strcmp(argv[a], parts[i].name) != 0; i++) continue;
+        CHECK_MSG(i < n, "no part named %s", argv[a]); /* a typo fails */
+        if (i < n) parts[i].fn();
+    }
 }
 
 TEST__UNUSED static void test_watchdog_dump(void (*fn)(void)) {
