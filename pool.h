@@ -8878,7 +8878,9 @@ static int pool__graph_check(pool_graph *g) {
 static uint32_t pool__graph_generation_of(uint32_t word) { return word & ~POOL__GRAPH_STATE; }
 
 /* The bit of pool__cancelled_runs that holds the outcome of word's run. */
-static uint32_t pool__graph_outcome_bit(uint32_t word) { return 1u << (word >> 2 & 31); }
+static uint32_t pool__graph_outcome_bit(uint32_t word) {
+    return 1u << (word / POOL__GRAPH_NEXT % 32);
+}
 
 /* Numbers each pool_graph_init, so that a node tells the graph it was
    added to from the same memory initialised again (g's own fields cannot
