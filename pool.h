@@ -680,7 +680,7 @@ struct pool_completion {
    private. */
 struct pool_inbox {
     struct pool__signalled_stack pool__stack; /* of pool_tasks */
-    const void *pool__owner;                  /* the thread that made it */
+    uint64_t pool__owner;                     /* the thread that made it */
 };
 
 /* pool_blocking_job: a blocking task that can be waited for, and skipped
@@ -1211,7 +1211,9 @@ POOL_DEF int pool_completion_destroy(pool_completion *c);
    thread parked in a wait. It needs no pool.
    Errors:  EINVAL: box is NULL. The errno of eventfd, pipe or fcntl
             (EMFILE, ENFILE, ...); ENOMEM on Windows.
-   Threads: any; the caller becomes the inbox's owner.
+   Threads: any; the caller becomes the inbox's owner, for good: once it
+            ends, no thread may run box (pool_inbox_run and _wait say
+            EPERM), a thread started later included.
    Blocks:  no. */
 POOL_DEF int pool_inbox_init(pool_inbox *box);
 
@@ -3965,8 +3967,7 @@ POOL__INLINE pool__worker *pool__current(void) {
    spawn throttle's runs at once, see pool__outside_runs_inline, and tasks
    it helps with), numbered as a worker numbers its runs: `current` is the
    innermost one's, 0 at the thread's own level. `thread` names the thread
-   as the origin of the scopes it makes: taken from a process-wide count
-   at its first scope, so that no later thread has it. */
+   (pool__thread_id). */
 typedef struct pool__outside_body {
     uint64_t runs, current, thread;
 } pool__outside_body;
@@ -3974,7 +3975,12 @@ typedef struct pool__outside_body {
 static POOL__THREAD_LOCAL pool__outside_body pool__outside_runs;
 static uint64_t pool__outside_threads; /* ids given out */
 
-static uint64_t pool__outside_thread_id(void) {
+/* A name for the calling thread, as the origin of the scopes it makes
+   outside every pool and the owner of its inboxes: taken from a
+   process-wide count at its first use, so that no later thread has it
+   (an address in the thread's own memory would not do: a new thread may
+   get the memory of one that ended). */
+static uint64_t pool__thread_id(void) {
     /* Relaxed: only uniqueness matters. */
     if (!pool__outside_runs.thread)
         pool__outside_runs.thread = POOL__FETCH_ADD(&pool__outside_threads, 1, POOL__RELAXED) + 1;
@@ -8378,7 +8384,7 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     w = pool__current();
     s->pool__origin = w;
     s->pool__origin_run = w ? w->run_current : pool__outside_runs.current;
-    s->pool__outside_origin = w ? 0 : pool__outside_thread_id();
+    s->pool__outside_origin = w ? 0 : pool__thread_id();
 }
 
 /* The worker of s's pool running this thread if it is s's origin and the
@@ -9269,17 +9275,15 @@ POOL__IMPL int pool_completion_destroy(pool_completion *c) {
     return 0;
 }
 
-/* An inbox belongs to the thread that made it: this thread-local's address
-   names the thread while it lives. */
-static POOL__THREAD_LOCAL char pool__thread_name_tag;
-
+/* An inbox belongs to the thread that made it, and to no thread after it
+   ends. */
 static int pool__inbox_owned(const pool_inbox *box) {
-    return box->pool__owner == (const void *)&pool__thread_name_tag;
+    return box->pool__owner == pool__thread_id();
 }
 
 POOL__IMPL int pool_inbox_init(pool_inbox *box) {
     if (!box) return EINVAL;
-    box->pool__owner = &pool__thread_name_tag;
+    box->pool__owner = pool__thread_id();
     return pool__sigstack_init(&box->pool__stack);
 }
 

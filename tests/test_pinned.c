@@ -37,6 +37,9 @@
  *              pool_inbox_run; EPERM from another thread; EBUSY twice
  *              posted or destroyed with tasks waiting; ETIMEDOUT.
  *   errors     pool_submit_pinned: EINVAL for a bad index or task, EBUSY.
+ *   inbox_owner_ended
+ *              an inbox whose owner ended: a thread started after it (which
+ *              may get the ended thread's memory) and main get EPERM.
  */
 #define POOL_IMPLEMENTATION
 #include "../pool.h"
@@ -648,6 +651,41 @@ static void part_inbox_rules(void) {
     CHECK_EQ_I64(pool_destroy(p), 0);
 }
 
+/* An inbox's owner that ended owns nothing more: a thread started after
+   it, which the C library may give the ended thread's stack and
+   thread-local memory, is not the owner. */
+static pool_inbox ended_owners_box;
+
+static void *make_box_and_end(void *arg) {
+    (void)arg;
+    CHECK_EQ_I64(pool_inbox_init(&ended_owners_box), 0);
+    return NULL;
+}
+
+static void *try_after_owner_ended(void *arg) {
+    size_t ran = 7;
+    (void)arg;
+    CHECK_EQ_I64(pool_inbox_wait(&ended_owners_box, 0), EPERM);
+    CHECK_EQ_I64(pool_inbox_run(&ended_owners_box, &ran), EPERM);
+    CHECK_EQ_I64(ran, 0);
+    return NULL;
+}
+
+static void part_inbox_owner_ended(void) {
+    pthread_t th;
+    int round;
+    test_watchdog(30, "test_pinned inbox_owner_ended");
+    printf("  inbox_owner_ended: no thread started after the owner ended may run its inbox\n");
+    for (round = 0; round < 8; round++) {
+        CHECK(pthread_create(&th, NULL, make_box_and_end, NULL) == 0);
+        pthread_join(th, NULL);
+        CHECK(pthread_create(&th, NULL, try_after_owner_ended, NULL) == 0);
+        pthread_join(th, NULL);
+        CHECK_EQ_I64(pool_inbox_run(&ended_owners_box, NULL), EPERM);
+        CHECK_EQ_I64(pool_inbox_destroy(&ended_owners_box), 0);
+    }
+}
+
 /* ---- errors ---- */
 
 static void part_errors(void) {
@@ -670,10 +708,19 @@ static void part_errors(void) {
 }
 
 static const test_part parts[] = {
-    {"where", part_where},     {"sleepers", part_sleepers},       {"first", part_first},
-    {"starve", part_starve},   {"starve_high", part_starve_high}, {"toggle", part_toggle},
-    {"waiting", part_waiting}, {"retired", part_retired},         {"destroy", part_destroy},
-    {"inbox", part_inbox},     {"inbox_rules", part_inbox_rules}, {"errors", part_errors},
+    {"where", part_where},
+    {"sleepers", part_sleepers},
+    {"first", part_first},
+    {"starve", part_starve},
+    {"starve_high", part_starve_high},
+    {"toggle", part_toggle},
+    {"waiting", part_waiting},
+    {"retired", part_retired},
+    {"destroy", part_destroy},
+    {"inbox", part_inbox},
+    {"inbox_rules", part_inbox_rules},
+    {"errors", part_errors},
+    {"inbox_owner_ended", part_inbox_owner_ended},
 };
 
 int main(int argc, char **argv) {
