@@ -234,7 +234,8 @@
      ECHILD; pool_join, pool_call and pool_parallel_for on it run the work
      on the calling thread; pool_scope_wait on it returns at once (what was
      spawned before the fork stays the parent's); waiting for a blocking
-     job submitted before the fork and unfinished then returns ECHILD. A
+     job submitted before the fork and unfinished then, or for a graph's
+     run under way then, returns ECHILD. A
      child forked from inside a task should only exec or _exit: its stack
      still belongs to a worker.
 
@@ -1119,7 +1120,9 @@ POOL_DEF int pool_graph_run(pool_graph *g);
             a waiter that blocked, and woke only after 32 more runs of g,
             refused ones included, says the outcome of one of those).
             EINVAL: g is NULL. EDEADLK: called from a node of g (nothing
-            was waited for).
+            was waited for). ECHILD: in the child of a fork(), a run of a
+            pool created before it that was under way at the fork (it is
+            ended in the child; what runs of it stays the parent's).
    Threads: any.
    Blocks:  until the run has finished (see WAITING). */
 POOL_DEF int pool_graph_wait(pool_graph *g);
@@ -9123,15 +9126,17 @@ static int pool__graph_wait_claimed(pool_graph *g, uint32_t claimed) {
 
 /* In a child of fork(), the run's starter or claimant may be a thread of
    the parent, and nothing of the parent's run is waited for here: the
-   scope is reset (its wait does that) and the run ended. Relaxed: the
-   child's own threads are the only ones, and came after its start. */
+   scope is reset (its wait does that) and the run ended, with ECHILD, as
+   a blocking job unfinished at the fork says: its nodes are the parent's.
+   Relaxed: the child's own threads are the only ones, and came after its
+   start. */
 static int pool__graph_wait_in_child(pool_graph *g) {
     uint32_t word = POOL__LOAD(&g->pool__run, POOL__RELAXED);
     (void)pool__scope_wait(&g->pool__scope);
-    if (word & POOL__GRAPH_STATE)
-        POOL__CAS(&g->pool__run, &word, pool__graph_generation_of(word) + POOL__GRAPH_NEXT,
-                  POOL__RELAXED, POOL__RELAXED);
-    return 0;
+    if (!(word & POOL__GRAPH_STATE)) return 0;
+    POOL__CAS(&g->pool__run, &word, pool__graph_generation_of(word) + POOL__GRAPH_NEXT,
+              POOL__RELAXED, POOL__RELAXED);
+    return ECHILD;
 }
 
 POOL__IMPL int pool_graph_wait(pool_graph *g) {

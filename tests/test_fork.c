@@ -9,9 +9,10 @@
  *    for a blocking job submitted before the fork returns ECHILD;
  *    pool_join, pool_call and pool_parallel_for run the work on the
  *    calling thread with the right result; pool_scope_wait returns, and
- *    so does pool_graph_wait for a run that a thread of the parent was
- *    waiting for (it claimed the run's wait), after which pool_graph_run
- *    returns ECHILD;
+ *    pool_graph_wait for a run that a thread of the parent was waiting
+ *    for (it claimed the run's wait) returns ECHILD, after which the run
+ *    has ended (a second wait returns 0) and pool_graph_run returns
+ *    ECHILD;
  *  - a fork from inside a task: the child's thread is no worker, and
  *    the default pool works there too.
  * In the parent, nothing changed: the blocking job pending across the
@@ -127,6 +128,7 @@ static int child_checks(pool_blocking_job *pending) {
     pool_scope_init(&s, explicit_pool);
     CHECK_EQ_I64(pool_scope_spawn(&s, &t), ECHILD);
     pool_scope_wait(&s);
+    CHECK_EQ_I64(pool_graph_wait(&held_graph), ECHILD);
     CHECK_EQ_I64(pool_graph_wait(&held_graph), 0);
     CHECK_EQ_I64(pool_graph_run(&held_graph), ECHILD);
     test_fib_pool = explicit_pool;
