@@ -2243,9 +2243,65 @@ template <class ItB, class ItA> void fill_leaf(ItB b, size_t n, ItA a, std::true
 
 template <class ItB, class ItA> void fill_leaf(ItB, size_t, ItA, std::false_type) {}
 
+/* Calls f(); if it throws, calls keep() and rethrows: how a sort keeps
+   its elements when cmp or a move throws. */
+template <class F, class K> inline void keeping(F &&f, K &&keep) {
+#if POOL__CPP_EXCEPTIONS
+    try {
+        f();
+    } catch (...) {
+        keep();
+        throw;
+    }
+#else
+    (void)keep;
+    f();
+#endif
+}
+
+/* Moves [x, xe) to out, every element, whatever a move throws (a move cut
+   short leaves a moved-from element behind); returns the first exception
+   a move threw, or none. */
+template <class In, class Out> half_error move_each(In x, In xe, Out out) noexcept {
+    half_error first = half_error();
+    for (; x != xe; ++x, ++out) {
+#if POOL__CPP_EXCEPTIONS
+        try {
+            *out = std::move(*x);
+        } catch (...) {
+            if (!first) first = std::current_exception();
+        }
+#else
+        *out = std::move(*x);
+#endif
+    }
+    return first;
+}
+
+/* Moves the runs [x, xe) and [y, ye), one after the other, to out:
+   std::move where T's moves cannot throw, else every element whatever a
+   move throws, and then the first exception rethrown. */
+template <class In, class Out> void move_runs(In x, In xe, In y, In ye, Out out, std::true_type) {
+    std::move(y, ye, std::move(x, xe, out));
+}
+
+template <class In, class Out> void move_runs(In x, In xe, In y, In ye, Out out, std::false_type) {
+    half_error first = move_each(x, xe, out), second = move_each(y, ye, out + (xe - x));
+    rethrow_if(first ? &first : &second);
+}
+
+template <class In, class Out> void move_runs(In x, In xe, In y, In ye, Out out) {
+    typedef typename std::iterator_traits<In>::value_type T;
+    move_runs(x, xe, y, ye, out, std::is_nothrow_move_assignable<T>());
+}
+
 /* A mergesort whose halves and merges are joins. Every element moves once
    per level, between the caller's range and a buffer, which trade roles
-   from level to level; the leaves are sort_leaf. */
+   from level to level; the leaves are sort_leaf. Exceptions: every sort
+   and merge below leaves each of its elements at its destination, also
+   when cmp or a move throws (what is left then moves there without a
+   comparison), so that the last merge brings every element back into the
+   caller's range whatever threw where. */
 template <class Cmp> struct sorter {
     pool *p;
     Cmp *cmp;
@@ -2255,18 +2311,32 @@ template <class Cmp> struct sorter {
     /* Sorts the n elements at a, leaving them at b if to_b, else at a.
        Leaves at depth 0. */
     template <class ItA, class ItB> void sort(ItA a, ItB b, size_t n, unsigned depth, bool to_b) {
-        if (depth == 0) {
-            if (fill) fill_leaf(b, n, a, plain_copy_of<ItA>());
-            sort_leaf(a, a + n, *cmp);
-            if (to_b) std::move(a, a + n, b);
-            return;
-        }
         size_t h = n / 2;
-        join(
-            p, [&] { sort(a, b, h, depth - 1, !to_b); },
-            [&] { sort(a + h, b + h, n - h, depth - 1, !to_b); });
-        if (to_b) merge(a, h, a + h, n - h, b);
-        else merge(b, h, b + h, n - h, a);
+        keeping(
+            [&] {
+                if (depth == 0) {
+                    if (fill) fill_leaf(b, n, a, plain_copy_of<ItA>());
+                    sort_leaf(a, a + n, *cmp);
+                } else {
+                    join(
+                        p, [&] { sort(a, b, h, depth - 1, !to_b); },
+                        [&] { sort(a + h, b + h, n - h, depth - 1, !to_b); });
+                }
+            },
+            [&] {
+                /* Moved on to the destination, unsorted: the leaf's
+                   elements from a, the halves' from where they were sent
+                   (a if to_b). */
+                if (to_b) move_each(a, a + n, b);
+                else if (depth > 0) move_each(b, b + n, a);
+            });
+        if (depth == 0) {
+            if (to_b) move_runs(a, a + n, a + n, a + n, b);
+        } else if (to_b) {
+            merge(a, h, a + h, n - h, b);
+        } else {
+            merge(b, h, b + h, n - h, a);
+        }
     }
 
     /* Merges the sorted runs x (nx) and y (ny) into out: cut at the middle
@@ -2280,8 +2350,12 @@ template <class Cmp> struct sorter {
             std::swap(x, y);
             std::swap(nx, ny);
         }
-        size_t mx = nx / 2;
-        size_t my = (size_t)(std::lower_bound(y, y + ny, x[mx], *cmp) - y);
+        size_t mx = nx / 2, my = 0;
+        keeping([&] { my = (size_t)(std::lower_bound(y, y + ny, x[mx], *cmp) - y); },
+                [&] {
+                    move_each(x, x + nx, out); /* the runs, one after the other */
+                    move_each(y, y + ny, out + nx);
+                });
         join(
             p, [&] { merge(x, mx, y, my, out); },
             [&] { merge(x + mx, nx - mx, y + my, ny - my, out + (mx + my)); });
@@ -2290,15 +2364,21 @@ template <class Cmp> struct sorter {
     /* Without a branch on the comparison where T allows: the pick is a
        conditional move, which random keys would otherwise mispredict. */
     template <class In, class Out> void merge_serial(In x, In xe, In y, In ye, Out out) {
-        while (x != xe && y != ye) {
-            bool take_y = (*cmp)(*y, *x);
-            *out = std::move(take_y ? *y : *x);
-            ++out;
-            y += take_y;
-            x += !take_y;
-        }
-        out = std::move(x, xe, out);
-        std::move(y, ye, out);
+        keeping(
+            [&] {
+                while (x != xe && y != ye) {
+                    bool take_y = (*cmp)(*y, *x);
+                    *out = std::move(take_y ? *y : *x);
+                    ++out;
+                    y += take_y;
+                    x += !take_y;
+                }
+            },
+            [&] {
+                move_each(x, xe, out);
+                move_each(y, ye, out + (xe - x));
+            });
+        move_runs(x, xe, y, ye, out);
     }
 };
 
@@ -2322,7 +2402,16 @@ void sort_buffered(sorter<Cmp> &s, It first, size_t n, unsigned depth, std::true
 template <class Cmp, class It>
 void sort_buffered(sorter<Cmp> &s, It first, size_t n, unsigned depth, std::false_type) {
     typedef typename std::iterator_traits<It>::value_type T;
-    std::vector<T> buffer(std::make_move_iterator(first), std::make_move_iterator(first + n));
+    std::vector<T> buffer;
+    buffer.reserve(n);
+    /* One element at a time: a move that throws then leaves the buffer
+       holding every element moved before it (as a range insert would not),
+       and those go back. */
+    keeping(
+        [&] {
+            for (size_t i = 0; i < n; i++) buffer.push_back(std::move(first[i]));
+        },
+        [&] { move_each(buffer.begin(), buffer.end(), first); });
     call(s.p, [&] { s.sort(buffer.begin(), first, n, depth, true); });
 }
 
@@ -2338,12 +2427,17 @@ void sort_buffered(sorter<Cmp> &s, It first, size_t n, unsigned depth, std::fals
    branch-free where the keys look random, one of any other T is std::sort. On a pool of one thread,
    or below 8192 elements, the whole range is one leaf, sorted on the calling thread. Otherwise it
    allocates a buffer of last - first elements (std::allocator, or for T not trivially copyable a
-   std::vector). Exceptions: std::bad_alloc if the buffer cannot be had; the first exception thrown
-   by cmp or by T's moves is rethrown once the rest has run, and [first, last) then holds valid
-   elements in an unspecified order: its own, but where a move was cut short a moved-from one, or
-   for plainly copyable T a copy of another (the basic guarantee, as std::sort gives it). Threads:
+   std::vector). Its iterators' references must be real ones: a proxy's, as std::vector<bool>'s,
+   whose elements share words, is refused when compiled (elements written by two threads at once).
+   Exceptions: std::bad_alloc if the buffer cannot be had; the first exception thrown by cmp or by
+   T's moves is rethrown once the rest has run, and [first, last) then holds valid elements in an
+   unspecified order: its own, but for a moved-from one (for plainly copyable T a copy of another)
+   in place of the one a leaf held aside when cmp threw there (as std::sort does), at most one per
+   leaf, and of each one whose move threw (the basic guarantee, as std::sort gives it). Threads:
    any. Blocks: until sorted (see WAITING). */
 template <class It, class Cmp> inline void sort(pool *p, It first, It last, Cmp cmp) {
+    static_assert(std::is_reference<typename std::iterator_traits<It>::reference>::value,
+                  "pool_cpp::sort needs iterators whose references are real ones, not proxies");
     size_t n = (size_t)(last - first);
     size_t threads = (size_t)pool_num_threads(p);
     unsigned depth = 1;

@@ -56,9 +56,11 @@
  * default pool. A comparator that throws after N calls (once, or every call from then on) and a
  *                 move that throws after N moves: the exception reaches the
  *                 caller, every element constructed was destroyed (a live
- *                 count), nothing leaked (ASan); a throwing comparator on
- *                 trivially copyable keys (the branch-free leaves and the
- *                 raw buffer): rethrown, the keys sortable again.
+ *                 count), nothing leaked (ASan), the range holds its own
+ *                 elements (one moved-from where a move threw); a throwing
+ *                 comparator on trivially copyable keys (the branch-free
+ *                 leaves and the raw buffer): rethrown, the range holds
+ *                 its own keys, each once, sortable again.
  *   scope         small trivially copyable lambdas (the copy path: no
  *                 operator new on the spawning thread, up to 96 bytes with
  *                 the scope's pointer), lambdas capturing a std::string or
@@ -992,6 +994,10 @@ static void sort_move_only(pool *p, size_t n, uint64_t seed) {
     CHECK(same);
 }
 
+/* The most leaves pool_cpp::sort cuts a range into on p: 2^depth, where
+   depth is the first odd one with a leaf per thread. */
+static size_t sort_leaves_most(pool *p) { return 4 * (size_t)pool_num_threads(p); }
+
 /* keyed by key, throwing at the limit-th comparison: the branch-free
    leaves and the raw buffer (keyed is trivially copyable). */
 struct throwing_keyed_less {
@@ -1013,7 +1019,18 @@ static void sort_throwing_keyed(pool *p, size_t n, long limit) {
     });
     CHECK_EQ(id, 32);
     CHECK_EQ(kv.size(), n);
-    /* The elements are left valid: they can be sorted again. */
+    /* The elements are the range's own, each once, but for a copy of
+       another in place of at most one per leaf (see sort_leaves_most). */
+    std::vector<unsigned char> seen(n, 0);
+    bool own = true;
+    size_t copies = 0;
+    for (const keyed &e : kv) {
+        own &= e.id < n && e.key == keys[e.id];
+        if (e.id < n) copies += seen[e.id], seen[e.id] = 1;
+    }
+    CHECK(own);
+    CHECK(copies <= sort_leaves_most(p));
+    /* They can be sorted again. */
     pool_cpp::sort(p, kv.begin(), kv.end(),
                    [](const keyed &a, const keyed &b) { return a.key < b.key; });
     bool ordered = true;
@@ -1050,6 +1067,19 @@ static void sort_throwing(pool *p, size_t n, long limit, bool always, long moves
         CHECK_EQ(id, moves >= 0 ? 41 : 31);
         CHECK_EQ(v.size(), n);
         CHECK_EQ(tracked::live.load(), (long)n);
+        /* The range's own elements, but for a moved-from one where the
+           move that threw was cut short, and at most one per leaf whose
+           std::sort the comparator cut short. */
+        std::vector<long> want(keys.begin(), keys.end()), got;
+        size_t moved_from = 0;
+        for (const tracked &e : v) {
+            if (e.text == tracked::make_text(e.key)) got.push_back(e.key);
+            else moved_from++;
+        }
+        std::sort(want.begin(), want.end());
+        std::sort(got.begin(), got.end());
+        CHECK(moved_from <= (moves >= 0 ? 1u : 0u) + (always ? sort_leaves_most(p) : 1u));
+        CHECK(std::includes(want.begin(), want.end(), got.begin(), got.end()));
         /* The elements are left valid: they can be sorted again. */
         pool_cpp::sort(p, v.begin(), v.end());
         CHECK(std::is_sorted(v.begin(), v.end()));
