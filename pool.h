@@ -87,7 +87,9 @@
    pool (the work goes to that worker's own deque), a thread outside every
    pool, or a worker of another pool (it blocks, and its own pool starts a
    spare thread for its queued work meanwhile, so pools may call into each
-   other without deadlock). A thread outside every pool that calls
+   other without deadlock, as long as no pool has more of its threads
+   blocked in such calls at once than max_spare_threads: see WAITING).
+   A thread outside every pool that calls
    pool_call, pool_join, pool_parallel_for or pool_scope_wait works: it
    takes one of the pool's external slots (external_slots, 4 by default)
    and runs the call itself as a worker would, the workers stealing what
@@ -436,7 +438,8 @@ struct pool_config {
        WAITING); spares have worker indices from num_threads up, stop when
        the park ends, and stay for the next. Workers and spares together
        are at most 65535: the pool takes fewer spares where they would be
-       more. */
+       more. Pools that call into each other need one per call blocked at
+       once (see WAITING). */
     int max_spare_threads;
     /* The idle policy, 0 to 1000000: microseconds a worker that ran out of
        work keeps searching (between searches it watches the queues for a
@@ -989,10 +992,13 @@ POOL_DEF int pool_scope_spawn_priority(pool_scope *s, pool_task *t, pool_priorit
    Blocks:  as pool_scope_spawn. */
 POOL_DEF int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg, size_t size);
 
-/* pool_scope_wait: waits until every task spawned into s before the wait
-   began, directly or nested, has finished, running the scope's own tasks
-   meanwhile; s can then be reused. Any number of threads may wait on s at
-   once, and spawn into it meanwhile.
+/* pool_scope_wait: waits until s has no unfinished task: every task
+   spawned into s before the wait began, directly or nested, has finished,
+   and so has every task spawned into it meanwhile, by any thread (a thread
+   that keeps spawning into s keeps its waiters waiting; a task of s that
+   waits for a waiter of s to return deadlocks). It runs the scope's own
+   tasks meanwhile; s can then be reused. Any number of threads may wait
+   on s at once, and spawn into it meanwhile.
    Errors:  none (see pool_scope_wait_status); from inside a task of s it
             returns at once.
    Threads: any.
@@ -1013,7 +1019,10 @@ POOL_DEF void pool_scope_wait(pool_scope *s);
             only the task this thread runs innermost is looked at: from a
             task of another scope that a queued task of s spawned and the
             throttle ran at once, the wait is not refused, and it deadlocks
-            as the program would run serially.)
+            as the program would run serially; nor is a wait on another
+            thread that a task of s waits for, as a pool_call_on_worker or
+            a call into another pool from a task of s whose function waits
+            for s: it deadlocks.)
    Threads: any.
    Blocks:  as pool_scope_wait. */
 POOL_DEF int pool_scope_wait_status(pool_scope *s);
@@ -6940,9 +6949,11 @@ static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
 /* stays, so that a later park finds the capacity waiting instead of        */
 /* starting a thread. There are at most max_spare_threads; a failed start   */
 /* is retried by the monitor thread. With every spare in use, a parked      */
-/* worker's CPU stays unused until it resumes (pools calling into each      */
-/* other in cycles nested deeper than that could then wait for each other,  */
-/* as with any bounded pool).                                               */
+/* worker's CPU stays unused until it resumes. So pools that call into      */
+/* each other in a cycle deadlock once one of them has more threads         */
+/* blocked in calls into the others at once than it has spares: a loop on   */
+/* A of 300 pieces, each calling into B, whose function calls back into A,  */
+/* blocks up to 300 threads of A at once, as with any bounded pool.         */
 /*                                                                          */
 /* Threads that are not workers of the pool, outside threads and workers    */
 /* of other pools, run none of its work while they wait (another pool's     */
