@@ -87,8 +87,9 @@
    pool (the work goes to that worker's own deque), a thread outside every
    pool, or a worker of another pool (it blocks, and its own pool starts a
    spare thread for its queued work meanwhile, so pools may call into each
-   other without deadlock, as long as no pool has more of its threads
-   blocked in such calls at once than max_spare_threads: see WAITING).
+   other without deadlock, as long as no pool has all its threads, workers
+   and max_spare_threads spares, blocked in such calls at once: see
+   WAITING).
    A thread outside every pool that calls
    pool_call, pool_join, pool_parallel_for or pool_scope_wait works: it
    takes one of the pool's external slots (external_slots, 4 by default)
@@ -438,8 +439,8 @@ struct pool_config {
        WAITING); spares have worker indices from num_threads up, stop when
        the park ends, and stay for the next. Workers and spares together
        are at most 65535: the pool takes fewer spares where they would be
-       more. Pools that call into each other need one per call blocked at
-       once (see WAITING). */
+       more. Pools that call into each other need a thread per call blocked
+       at once (see WAITING). */
     int max_spare_threads;
     /* The idle policy, 0 to 1000000: microseconds a worker that ran out of
        work keeps searching (between searches it watches the queues for a
@@ -994,9 +995,10 @@ POOL_DEF int pool_scope_spawn_copy(pool_scope *s, pool_fn fn, const void *arg, s
 
 /* pool_scope_wait: waits until s has no unfinished task: every task
    spawned into s before the wait began, directly or nested, has finished,
-   and so has every task spawned into it meanwhile, by any thread (a thread
-   that keeps spawning into s keeps its waiters waiting; a task of s that
-   waits for a waiter of s to return deadlocks). It runs the scope's own
+   and so has every task spawned into it meanwhile, by any thread, before
+   the count of unfinished tasks came to 0 (a thread that keeps tasks of s
+   under way keeps its waiters waiting; a task of s that waits for a
+   waiter of s to return deadlocks). It runs the scope's own
    tasks meanwhile; s can then be reused. Any number of threads may wait
    on s at once, and spawn into it meanwhile.
    Errors:  none (see pool_scope_wait_status); from inside a task of s it
@@ -1020,9 +1022,9 @@ POOL_DEF void pool_scope_wait(pool_scope *s);
             task of another scope that a queued task of s spawned and the
             throttle ran at once, the wait is not refused, and it deadlocks
             as the program would run serially; nor is a wait on another
-            thread that a task of s waits for, as a pool_call_on_worker or
-            a call into another pool from a task of s whose function waits
-            for s: it deadlocks.)
+            thread that a task of s waits for, as a pool_call_on_worker
+            from a task of s run in an external slot, or a call into
+            another pool, whose function waits for s: it deadlocks.)
    Threads: any.
    Blocks:  as pool_scope_wait. */
 POOL_DEF int pool_scope_wait_status(pool_scope *s);
@@ -4307,6 +4309,12 @@ static uint32_t pool__spawn_unlock(pool *p, uint32_t started) {
     }
 }
 
+/* Tests see a thread about to block on the spawn lock that they hold
+   (tests/test_waiting.c). */
+#ifndef POOL__SPAWN_LOCK_WAITING
+#define POOL__SPAWN_LOCK_WAITING(p) ((void)0)
+#endif
+
 /* A poster that finds the lock held leaves spawn_again set for the holder,
    which looks again once it has unlocked: the holder may have read the
    count of parked workers before a park that made the poster's work need
@@ -4318,12 +4326,6 @@ static uint32_t pool__spawn_unlock(pool *p, uint32_t started) {
    lock free, or held by a later holder, which looks in turn.
    The lock's other holders are a new worker's start-up, which looks for
    work itself, and pool_destroy. */
-/* Tests see a thread about to block on the spawn lock that they hold
-   (tests/test_waiting.c). */
-#ifndef POOL__SPAWN_LOCK_WAITING
-#define POOL__SPAWN_LOCK_WAITING(p) ((void)0)
-#endif
-
 static uint32_t pool__spawn(pool *p, pool__lock_wait wait_for_lock, pool__spare_rule spares) {
     uint32_t started, limit;
     uint64_t retry;
@@ -6950,10 +6952,11 @@ static pool__thread_result POOL__THREAD_CALL pool__worker_main(void *arg) {
 /* starting a thread. There are at most max_spare_threads; a failed start   */
 /* is retried by the monitor thread. With every spare in use, a parked      */
 /* worker's CPU stays unused until it resumes. So pools that call into      */
-/* each other in a cycle deadlock once one of them has more threads         */
-/* blocked in calls into the others at once than it has spares: a loop on   */
-/* A of 300 pieces, each calling into B, whose function calls back into A,  */
-/* blocks up to 300 threads of A at once, as with any bounded pool.         */
+/* each other in a cycle deadlock once every thread of one of them, its     */
+/* workers and all its spares, is blocked in calls into the others: on a    */
+/* pool of 2 threads and 256 spares, a loop of 300 pieces, each calling     */
+/* into another pool whose function calls back, blocks all 258 (spares run  */
+/* pieces too), as with any bounded pool.                                   */
 /*                                                                          */
 /* Threads that are not workers of the pool, outside threads and workers    */
 /* of other pools, run none of its work while they wait (another pool's     */
