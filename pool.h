@@ -2296,9 +2296,17 @@ template <class In, class Out> void move_runs(In x, In xe, In y, In ye, Out out,
     std::move(y, ye, std::move(x, xe, out));
 }
 
-template <class In, class Out> void move_runs(In x, In xe, In y, In ye, Out out, std::false_type) {
+/* Moves the runs [x, xe) and [y, ye), one after the other, to out, every
+   element whatever a move throws; returns the first exception. */
+template <class In, class Out>
+half_error move_each_run(In x, In xe, In y, In ye, Out out) noexcept {
     half_error first = move_each(x, xe, out), second = move_each(y, ye, out + (xe - x));
-    rethrow_if(first ? &first : &second);
+    return first ? first : second;
+}
+
+template <class In, class Out> void move_runs(In x, In xe, In y, In ye, Out out, std::false_type) {
+    half_error first = move_each_run(x, xe, y, ye, out);
+    rethrow_if(&first);
 }
 
 template <class In, class Out> void move_runs(In x, In xe, In y, In ye, Out out) {
@@ -2363,10 +2371,7 @@ template <class Cmp> struct sorter {
         }
         size_t mx = nx / 2, my = 0;
         keeping([&] { my = (size_t)(std::lower_bound(y, y + ny, x[mx], *cmp) - y); },
-                [&] {
-                    move_each(x, x + nx, out); /* the runs, one after the other */
-                    move_each(y, y + ny, out + nx);
-                });
+                [&] { move_each_run(x, x + nx, y, y + ny, out); });
         join(
             p, [&] { merge(x, mx, y, my, out); },
             [&] { merge(x + mx, nx - mx, y + my, ny - my, out + (mx + my)); });
@@ -2385,10 +2390,7 @@ template <class Cmp> struct sorter {
                     x += !take_y;
                 }
             },
-            [&] {
-                move_each(x, xe, out);
-                move_each(y, ye, out + (xe - x));
-            });
+            [&] { move_each_run(x, xe, y, ye, out); });
         move_runs(x, xe, y, ye, out);
     }
 };
