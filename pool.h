@@ -1712,22 +1712,25 @@ namespace detail {
 class first_error {
   public:
     first_error() : error_(nullptr) {}
-    ~first_error() { delete error_.load(std::memory_order_relaxed); }
+    ~first_error() { forget(error_.load(std::memory_order_relaxed)); }
     first_error(const first_error &) = delete;
     first_error &operator=(const first_error &) = delete;
 
-    /* In a catch block: keeps the exception in flight if none is kept. */
+    /* In a catch block: keeps the exception in flight if none is kept.
+       Out of memory it keeps a marker instead, rethrown as
+       std::bad_alloc: the caller must still learn that the work failed
+       (a call whose result was never made must not return it). */
     void capture() noexcept {
 #if POOL__CPP_EXCEPTIONS
         if (error_.load(std::memory_order_relaxed)) return; /* one is kept already */
         std::exception_ptr *mine = new (std::nothrow) std::exception_ptr(std::current_exception());
         std::exception_ptr *none = nullptr;
+        if (!mine) mine = out_of_memory();
         /* Release: pairs with the acquire in rethrow; the taker sees the
-           exception object whole. Out of memory the exception is dropped:
-           there is nowhere to keep it. */
-        if (mine && !error_.compare_exchange_strong(none, mine, std::memory_order_release,
-                                                    std::memory_order_relaxed))
-            delete mine;
+           exception object whole. */
+        if (!error_.compare_exchange_strong(none, mine, std::memory_order_release,
+                                            std::memory_order_relaxed))
+            forget(mine);
 #endif
     }
 
@@ -1740,6 +1743,7 @@ class first_error {
         /* Acquire: pairs with the release in capture. */
         std::exception_ptr *kept = error_.exchange(nullptr, std::memory_order_acquire);
         if (!kept) return; /* another waiter took it */
+        if (kept == out_of_memory()) throw std::bad_alloc();
         std::exception_ptr e = std::move(*kept);
         delete kept;
         std::rethrow_exception(e);
@@ -1748,6 +1752,16 @@ class first_error {
 
   private:
     std::atomic<std::exception_ptr *> error_;
+
+    /* The marker kept when no exception_ptr could be allocated: never
+       dereferenced, never deleted. */
+    static std::exception_ptr *out_of_memory() noexcept {
+        static std::exception_ptr marker;
+        return &marker;
+    }
+    static void forget(std::exception_ptr *kept) noexcept {
+        if (kept != out_of_memory()) delete kept;
+    }
 };
 
 /* Calls f(), an exception it throws kept in err. */
@@ -1933,7 +1947,8 @@ template <class A, class B> inline void join(pool *p, A &&a, B &&b) {
 /* call: runs f() on p and returns its result (decayed: a value, never a
    reference); pool_call for a callable. The result needs a move
    constructor.
-   Exceptions: what f throws is rethrown here.
+   Exceptions: what f throws is rethrown here (std::bad_alloc when no
+            memory was left to keep it).
    Threads: any.
    Blocks:  until f returns (see pool_call). */
 template <class F>

@@ -248,7 +248,12 @@ void *operator new(std::size_t size) {
     if (!p) throw std::bad_alloc();
     return p;
 }
+/* While set, every nothrow new fails: out of memory where the C++
+   interface keeps an exception. */
+static std::atomic<bool> refuse_nothrow_new(false);
+
 void *operator new(std::size_t size, const std::nothrow_t &) noexcept {
+    if (refuse_nothrow_new.load()) return nullptr;
     return counted_alloc(size);
 }
 void operator delete(void *p) noexcept { counted_free(p); }
@@ -613,6 +618,20 @@ static void part_call() {
                      -2);
             /* And the call after a throw is clean. */
             CHECK_EQ(pool_cpp::call(p, [] { return 3; }), 3);
+
+            /* No memory to keep the exception in: the caller still learns
+               that the work failed (a result never made is not returned). */
+            refuse_nothrow_new = true;
+            bool lost = false;
+            try {
+                (void)pool_cpp::call(p, []() -> std::string { throw boom{13}; });
+            } catch (const std::bad_alloc &) {
+                lost = true;
+            } catch (...) {
+            }
+            refuse_nothrow_new = false;
+            CHECK(lost);
+            CHECK_EQ(pool_cpp::call(p, [] { return 4; }), 4);
 
             /* Results with no default constructor, and move-only ones. */
             CHECK_EQ(pool_cpp::call(p, [] { return no_default(17); }).value, 17);
