@@ -23,6 +23,10 @@
 #     away, under AddressSanitizer where it runs: pool_cpp's classes differ in layout with
 #     and without exceptions, and must not share one definition across the two (one
 #     scope's constructor from the other file wrote past the object).
+#  6. A sort of std::vector<bool> (proxy iterators, whose references are objects of their own)
+#     does not compile, and the compiler's message is pool_cpp::sort's static_assert; the same
+#     file sorting a std::vector<char> compiles (so the refusal is the proxy's, not a mistake
+#     of the file's).
 #
 # Everything is compiled first, JOBS compilers at a time (test_cpp.cpp takes some 10 s of CPU
 # per build), then each program runs in turn under `timeout 120` where timeout exists. Prints
@@ -403,6 +407,21 @@ long without_exceptions(pool *p) {
     return ran.load() + x + y;
 }
 EOF
+cat >"$BUILD/proxy_sort.cpp" <<'EOF'
+/* With PROXY, a sort pool_cpp::sort must refuse when compiled. */
+#include "pool.h"
+
+#include <vector>
+
+#ifdef PROXY
+typedef bool element;
+#else
+typedef char element;
+#endif
+
+void sort_them(pool *p, std::vector<element> &v) { pool_cpp::sort(p, v.begin(), v.end()); }
+EOF
+
 cat >"$BUILD/mixexc_main.cpp" <<'EOF'
 /* Built with exceptions, with the implementation. */
 #define POOL_IMPLEMENTATION
@@ -562,6 +581,21 @@ done
 for cxx in $cxxs; do
     name="mixexc-$cxx-c++11"
     built "$name" && run_prog "$name" env ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" "$BUILD/$name"
+done
+
+# 6. At the end, one compiler at a time: each takes a second or two.
+for cxx in $cxxs; do
+    name="proxy-sort-$cxx-c++11"
+    # shellcheck disable=SC2086  # flag lists
+    if ! $cxx -std=c++11 $WARN -I. -fsyntax-only "$BUILD/proxy_sort.cpp" >"$BUILD/$name.log" 2>&1; then
+        fail "$name (the std::vector<char> control does not compile, see $BUILD/$name.log)"
+    elif $cxx -std=c++11 $WARN -I. -DPROXY -fsyntax-only "$BUILD/proxy_sort.cpp" >"$BUILD/$name.log" 2>&1; then
+        fail "$name (a sort of std::vector<bool> compiles)"
+    elif ! grep -q "not proxies" "$BUILD/$name.log"; then
+        fail "$name (the refusal is not pool_cpp::sort's static_assert, see $BUILD/$name.log)"
+    else
+        pass "$name"
+    fi
 done
 
 echo "test_cpp.sh: $passed passed, $failed failed, $skipped skipped"
