@@ -2118,7 +2118,7 @@ template <class It, class Cmp> struct quicksort {
     }
 
     /* Whether a key goes left of the pivot in a partition (see below). */
-    bool goes_left(const T &key, const T &pivot, bool less) {
+    bool goes_left(T &key, T &pivot, bool less) {
         return less ? (*cmp)(key, pivot) : !(*cmp)(pivot, key);
     }
 
@@ -2132,7 +2132,7 @@ template <class It, class Cmp> struct quicksort {
        keys inherits its enclosing range's answer. */
     static const size_t look_keys = 1024;
     bool follows_pattern(It first, size_t n, bool less) {
-        const T &pivot = *first;
+        T &pivot = *first;
         unsigned next_changes = 0, after_next_changes = 0;
         for (int window = 0; window < 2; window++) {
             It at = sample(first + 1, n - 33);
@@ -2152,7 +2152,7 @@ template <class It, class Cmp> struct quicksort {
     /* The first key of [from, to) that does not go left of the pivot, or
        to. The scans are most of a patterned partition's work, so each
        checks its bound once per four keys, and knows `less` when compiled. */
-    template <bool Less> It scan_left(It from, It to, const T &pivot) {
+    template <bool Less> It scan_left(It from, It to, T &pivot) {
         for (; to - from >= 4; from += 4) {
             if (!goes_left(from[0], pivot, Less)) return from;
             if (!goes_left(from[1], pivot, Less)) return from + 1;
@@ -2165,7 +2165,7 @@ template <class It, class Cmp> struct quicksort {
 
     /* Where the run of keys at the end of [from, to) that do not go left
        of the pivot begins: from if none goes left. */
-    template <bool Less> It scan_right(It from, It to, const T &pivot) {
+    template <bool Less> It scan_right(It from, It to, T &pivot) {
         for (; to - from >= 4; to -= 4) {
             if (goes_left(to[-1], pivot, Less)) return to;
             if (goes_left(to[-2], pivot, Less)) return to - 1;
@@ -2178,7 +2178,7 @@ template <class It, class Cmp> struct quicksort {
 
     /* The patterned partition of [left_end, last) (see partition): where
        the left side ends. */
-    template <bool Less> It partition_patterned(It left_end, It last, const T &pivot) {
+    template <bool Less> It partition_patterned(It left_end, It last, T &pivot) {
         It right_begin = last; /* [right_begin, last): the right side */
         for (;;) {
             left_end = scan_left<Less>(left_end, right_begin, pivot);
@@ -2203,14 +2203,14 @@ template <class It, class Cmp> struct quicksort {
        is no strict weak order cannot take them out of the range. A
        throwing cmp leaves a permutation. */
     It partition(It first, It last, bool less, bool patterned) {
-        const T pivot = *first;
+        T pivot = *first;
         It left_end = first + 1; /* [first + 1, left_end): the left side */
         if (patterned) {
             left_end = less ? partition_patterned<true>(left_end, last, pivot)
                             : partition_patterned<false>(left_end, last, pivot);
         } else {
             for (It i = first + 1; i != last; ++i) {
-                const T key = *i;
+                T key = *i;
                 bool left = goes_left(key, pivot, less);
                 *i = *left_end;
                 *left_end = key;
@@ -2237,7 +2237,7 @@ template <class It, class Cmp> void sort_leaf(It first, It last, Cmp &cmp, std::
     /* Sorted or reversed input costs a look, where the partitions would
        move every key (random input: two or three comparisons). */
     if (std::is_sorted(first, last, cmp)) return;
-    if (std::is_sorted(first, last, [&cmp](const T &x, const T &y) { return cmp(y, x); })) {
+    if (std::is_sorted(first, last, [&cmp](T &x, T &y) { return cmp(y, x); })) {
         std::reverse(first, last);
         return;
     }
@@ -2373,6 +2373,23 @@ template <class Cmp> struct sorter {
         }
     }
 
+    /* How many keys of the sorted run y (ny) go before *key: std::lower_bound,
+       but with cmp given the elements themselves, never a const copy (a cmp
+       may take non-const references, as std::sort's may). */
+    template <class In> size_t lower_bound(In y, size_t ny, In key) {
+        size_t lo = 0;
+        while (ny > 0) {
+            size_t half = ny / 2;
+            if ((*cmp)(y[lo + half], *key)) {
+                lo += half + 1;
+                ny -= half + 1;
+            } else {
+                ny = half;
+            }
+        }
+        return lo;
+    }
+
     /* Merges the sorted runs x (nx) and y (ny) into out: cut at the middle
        of the longer run, found in the other by binary search. */
     template <class In, class Out> void merge(In x, size_t nx, In y, size_t ny, Out out) {
@@ -2385,7 +2402,7 @@ template <class Cmp> struct sorter {
             std::swap(nx, ny);
         }
         size_t mx = nx / 2, my = 0;
-        keeping([&] { my = (size_t)(std::lower_bound(y, y + ny, x[mx], *cmp) - y); },
+        keeping([&] { my = lower_bound(y, ny, x + mx); },
                 [&] { move_each_run(x, x + nx, y, y + ny, out); });
         join(
             p, [&] { merge(x, mx, y, my, out); },
@@ -2537,18 +2554,17 @@ class scope {
 
     /* wait: pool_scope_wait, then rethrows the first exception a task of
        this round threw (every other task has run; with several waiters,
-       one of them rethrows it).
+       one of them rethrows it). From inside a task of this scope it
+       returns at once and rethrows nothing: the exception is the real
+       waiter's, and that waiter still has tasks to wait for.
        Threads: any. Blocks: as pool_scope_wait. */
-    void wait() {
-        pool_scope_wait(&scope_);
-        error_.rethrow();
-    }
+    void wait() { (void)wait_status(); }
 
     /* wait_status: pool_scope_wait_status (0, ECANCELED, EDEADLK), then
-       rethrows as wait does. */
+       rethrows as wait does (with EDEADLK, nothing). */
     int wait_status() {
         int rc = pool_scope_wait_status(&scope_);
-        error_.rethrow();
+        if (rc != EDEADLK) error_.rethrow();
         return rc;
     }
 

@@ -70,7 +70,9 @@
  *                 exception in one task: wait rethrows it after every other
  *                 task ran, and the scope is reusable (the next round
  *                 returns normally); two threads waiting on one scope whose
- *                 task threw: exactly one gets the exception; cancel: on
+ *                 task threw: exactly one gets the exception; a task that
+ *                 waits on its own scope after another threw gets EDEADLK
+ *                 and no exception, the real waiter the exception; cancel: on
  *                 one thread held by a gate, every queued task skipped (none
  *                 ran, every capture destroyed; a C task spawned through
  *                 c_scope() neither run nor touched, and run in the next
@@ -1147,6 +1149,13 @@ static void part_sort() {
         pool_cpp::sort(p, v.data(), v.data() + v.size(),
                        [](uint32_t a, uint32_t b) { return a < b; });
         CHECK(v == want);
+        /* A comparator of non-const references, as std::sort takes: on
+           elements of the leaves' own quicksort and of std::sort's. */
+        v = random_u32(30000, seed++, 1000);
+        want = v;
+        std::sort(want.begin(), want.end());
+        pool_cpp::sort(p, v.begin(), v.end(), [](uint32_t &a, uint32_t &b) { return a < b; });
+        CHECK(v == want);
         /* std::string elements. */
         std::vector<uint32_t> r = random_u32(small ? 12000 : 60000, seed++, 5000);
         std::vector<std::string> strs, swant;
@@ -1154,6 +1163,10 @@ static void part_sort() {
         swant = strs;
         std::sort(swant.begin(), swant.end());
         pool_cpp::sort(p, strs.begin(), strs.end());
+        CHECK(strs == swant);
+        std::reverse(strs.begin(), strs.end());
+        pool_cpp::sort(p, strs.begin(), strs.end(),
+                       [](std::string &a, std::string &b) { return a < b; });
         CHECK(strs == swant);
         /* A std::deque: a random-access iterator that is not a pointer. */
         std::vector<uint32_t> dsrc = random_u32(mid, seed++, 0);
@@ -1390,6 +1403,31 @@ static void part_scope() {
             s.spawn([] { throw boom{53}; });
             CHECK_EQ(thrown_id([&] { (void)s.wait_status(); }), 53);
             CHECK_EQ(s.wait_status(), 0);
+        }
+        /* A task that waits on its own scope after another task threw
+           (EDEADLK, at once) rethrows nothing: the exception stays the
+           real waiter's. Two tasks at once need two threads; the pause
+           lets the thrower's exception be kept first (were it not, the
+           round checks nothing it could get wrong). */
+        if (threads > 1) {
+            for (int round = 0; round < 3; round++) {
+                pool_cpp::scope s(p);
+                std::atomic<int> threw(0);
+                int inner_id = 0, inner_status = -1;
+                s.spawn([&] {
+                    threw = 1;
+                    throw boom{54};
+                });
+                s.spawn([&] {
+                    if (!spin_until(threw, 10)) return;
+                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                    inner_id = thrown_id([&] { inner_status = s.wait_status(); });
+                    if (inner_id == -1) inner_id = thrown_id([&] { s.wait(); });
+                });
+                CHECK_EQ(thrown_id([&] { s.wait(); }), 54);
+                CHECK_EQ(inner_id, -1);
+                CHECK_EQ(inner_status, EDEADLK);
+            }
         }
         /* Two threads wait on one scope whose task threw: exactly one of
            them gets the exception, every round. */
