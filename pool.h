@@ -1641,7 +1641,9 @@ POOL__HEADER_INLINE void pool__join_inline(pool *p, pool_fn a, void *a_arg, pool
 /* then the first exception is rethrown to the caller of the join, loop,    */
 /* call, sort or scope wait (for a join whose halves both throw: a's). No   */
 /* exception ever crosses a C frame of pool.h. Built without exceptions     */
-/* (-fno-exceptions), nothing is caught: a throw is then impossible.        */
+/* (-fno-exceptions), nothing is caught: a throw is then impossible, and    */
+/* scope::spawn drops a task the pool refuses (a cancelled scope, no        */
+/* memory, a fork's child): use try_spawn, which returns why.               */
 /*                                                                          */
 /* The inline join. join() called on a worker of p records b in a frame on  */
 /* the caller's stack and calls a() and b() directly, through the same      */
@@ -1655,13 +1657,16 @@ POOL__HEADER_INLINE void pool__join_inline(pool *p, pool_fn a, void *a_arg, pool
 /* on that copy's pools, as a C user of it would.                           */
 /*                                                                          */
 /* Allocation. join, call, parallel_for and parallel_reduce allocate        */
-/* nothing (what they pass the pool lives on the caller's stack). sort      */
-/* allocates a buffer of n elements (std::vector). scope::spawn must keep   */
-/* the callable beyond the spawner's frame: a callable that is trivially    */
-/* copyable and small (up to POOL_SPAWN_COPY_MAX bytes with the scope's     */
-/* pointer) is copied into the pool's cells (pool_scope_spawn_copy: no      */
-/* allocation while a worker's cache lasts); any other is moved into one    */
-/* `new` per spawn, deleted when it has run or been skipped.                */
+/* nothing (what they pass the pool lives on the caller's stack) while the  */
+/* work does not throw; call, parallel_for and a scope keep the first       */
+/* exception in a small heap block (std::bad_alloc in its place when even   */
+/* that cannot be had). sort allocates a buffer of n elements              */
+/* (std::vector). scope::spawn must keep the callable beyond the spawner's  */
+/* frame: a callable that is trivially copyable and small (up to            */
+/* POOL_SPAWN_COPY_MAX bytes with the scope's pointer) is copied into the   */
+/* pool's cells (pool_scope_spawn_copy: no allocation while a worker's      */
+/* cache lasts); any other is moved into one `new` per spawn, deleted when  */
+/* it has run or been skipped.                                              */
 /* ------------------------------------------------------------------------ */
 
 #if defined(__cplusplus) && !defined(POOL_NO_CPP)
@@ -2541,7 +2546,8 @@ class scope {
     }
 
     /* spawn: try_spawn, which throws std::system_error (with the errno
-       value) or std::bad_alloc where that returns an error. */
+       value) or std::bad_alloc where that returns an error. Built without
+       exceptions, the task is then dropped: use try_spawn to learn of it. */
     template <class F> void spawn(F &&f) {
         int rc = try_spawn(std::forward<F>(f));
 #if POOL__CPP_EXCEPTIONS
