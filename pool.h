@@ -77,8 +77,9 @@
        round of normal work before its next high one;
      - WAITING's rule: a worker waiting inside a join or a scope runs only
        work of its wait (its scope's high tasks after what its own deque
-       holds); a high task of other work waits for a worker that is free
-       (a parked waiter's spare is one).
+       holds, and the starvation rule's normal round among them); a high
+       task of other work waits for a worker that is free (a parked
+       waiter's spare is one).
    Tasks of one priority run in no particular order. A high task spawned
    into a scope is part of the scope like any other (cancel, wait).
 
@@ -7283,13 +7284,34 @@ static void pool__want_help(pool__worker *w, const pool__awaited *wt) {
    were spawned from outside the pool, or when a deque could not grow, a
    join's half when a waiter nested on top of the join handed it off
    (pool__own_work), and a pool that cannot start a thread may have nobody
-   else to run them. */
+   else to run them. A waiter that keeps finding work elsewhere (its
+   scope's high tasks, or tasks that spawn more onto its deque) would not
+   reach that look while the stream lasts, and a task of its own queued
+   there could wait for ever, its wait with it when the stream waits for
+   that task: so after POOL__FAIR_TICKS tasks in a row it looks at the
+   injector first, as the main loop's fairness tick does. The look walks
+   the injector's chain to find a task of its own, and a long chain of
+   other work may lie there (other workers run it; this waiter may not):
+   each look that finds nothing doubles the streak before the next, so
+   the walks cost a fraction of the tasks run that shrinks as the stream
+   goes on, and a task of its own is still found within a streak as long
+   as the wait so far. */
+#define POOL__FAIR_WAIT_MAX (1u << 24)
 static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
-    unsigned rounds = 0;
+    unsigned rounds = 0, streak = 0, fair_every = POOL__FAIR_TICKS;
     pool__wait_enter(w, wt->runner);
     while (!pool__latch_is_done(wt->done)) {
-        int new_run;
-        pool_task *t = pool__own_work(w, wt, &new_run);
+        int new_run = 0;
+        pool_task *t = NULL;
+        if (streak >= fair_every) {
+            streak = 0;
+            if ((wt->scope || wt->own) && pool__injector_seen_work(&wt->runner->injector)) {
+                t = pool__take_own_from(wt->runner, &wt->runner->injector, wt);
+                if (t) fair_every = POOL__FAIR_TICKS;
+                else if (fair_every < POOL__FAIR_WAIT_MAX) fair_every *= 2;
+            }
+        }
+        if (!t) t = pool__own_work(w, wt, &new_run);
         if (!t && (t = pool__leapfrog(w, wt)) != NULL) new_run = 1;
         /* A scope's high tasks never reach a deque: looked for every round
            (a relaxed look first), not only before it parks. */
@@ -7302,8 +7324,10 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
         if (t) {
             pool__execute(w, t, new_run);
             rounds = 0;
+            streak++;
             continue;
         }
+        streak = 0;
         if (w->held_count) { /* before it waits on (see pool__hold_done) */
             pool__held_flush(w);
             continue; /* they may have been the last the wait waited for */

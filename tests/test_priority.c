@@ -20,6 +20,11 @@
  *   starve     one worker runs a high task that queues itself again
  *              forever; a normal task queued meanwhile still runs, after
  *              at most 61 more high tasks (the starvation rule).
+ *   wait_starve the same while the only worker waits on a scope whose high
+ *              task queues itself again (then a normal one, which lands on
+ *              the worker's deque), the normal task spawned into that
+ *              scope from outside: the waiter looks at the injector after
+ *              61 tasks in a row (it used to run either stream for ever).
  *   scope      high spawns into a scope, from outside and from a task of
  *              the scope, mixed with normal ones: the wait runs each once,
  *              on 1 and 2 threads (on 1, the waiting worker takes the high
@@ -236,6 +241,71 @@ static void part_starve(void) {
     after = atomic_load(&high_runs_at_run) - STARVE_HOLD_AT;
     CHECK_MSG(after <= 61 + 1, "%ld high tasks ran while the normal one waited", after);
     CHECK_EQ_I64(pool_destroy(starve_pool), 0);
+}
+
+/* ---- wait_starve ---- */
+
+static pool_scope wait_starve_scope;
+static atomic_int wait_starve_done;
+static pool_priority wait_starve_priority; /* of the stream */
+
+#define WAIT_STARVE_GIVE_UP 100000
+
+/* The starve part's high task, queued into the scope the only worker
+   waits for (or a normal one, which lands on the worker's deque); it
+   gives up after WAIT_STARVE_GIVE_UP more runs, so that a starved normal
+   task fails the bound instead of hanging the wait. */
+static void wait_again_run(pool_task *t) {
+    long runs = atomic_fetch_add(&high_runs, 1) + 1;
+    if (runs == STARVE_HOLD_AT) {
+        atomic_store(&starve_held, 1);
+        while (!atomic_load(&starve_submitted)) test_sleep_us(100);
+    }
+    if (!atomic_load(&starve_stop) && runs < STARVE_HOLD_AT + WAIT_STARVE_GIVE_UP)
+        CHECK_EQ_I64(pool_scope_spawn_priority(&wait_starve_scope, t, wait_starve_priority), 0);
+}
+
+static void wait_starve_waiter(pool_task *t) {
+    static pool_task again = POOL_TASK_INIT(wait_again_run);
+    (void)t;
+    pool_scope_init(&wait_starve_scope, starve_pool);
+    CHECK_EQ_I64(pool_scope_spawn_priority(&wait_starve_scope, &again, wait_starve_priority), 0);
+    pool_scope_wait(&wait_starve_scope);
+    atomic_store(&wait_starve_done, 1);
+}
+
+static void wait_starve_round(pool_priority priority) {
+    pool_task waiter = POOL_TASK_INIT(wait_starve_waiter), normal = POOL_TASK_INIT(normal_run);
+    long after;
+    wait_starve_priority = priority;
+    atomic_store(&wait_starve_done, 0);
+    atomic_store(&high_runs, 0);
+    atomic_store(&starve_stop, 0);
+    atomic_store(&normal_ran, 0);
+    atomic_store(&starve_held, 0);
+    atomic_store(&starve_submitted, 0);
+    starve_pool = test_pool(1);
+    CHECK_EQ_I64(pool_submit(starve_pool, &waiter), 0);
+    while (!atomic_load(&starve_held)) test_sleep_us(100);
+    CHECK_EQ_I64(pool_scope_spawn(&wait_starve_scope, &normal), 0);
+    atomic_store(&starve_submitted, 1);
+    while (!atomic_load(&wait_starve_done)) test_sleep_us(100);
+    CHECK_EQ_I64(atomic_load(&normal_ran), 1);
+    /* The waiter looks at the injector after 61 tasks in a row. */
+    after = atomic_load(&high_runs_at_run) - STARVE_HOLD_AT;
+    CHECK_MSG(after <= 61 + 1, "%ld %s tasks ran while the normal one waited", after,
+              priority == POOL_PRIORITY_HIGH ? "high" : "deque");
+    CHECK_EQ_I64(pool_destroy(starve_pool), 0);
+}
+
+static void part_wait_starve(void) {
+    test_watchdog(30, "test_priority wait_starve: a waiter's stream starved a normal task "
+                      "of its scope");
+    printf("  wait_starve: the only worker waits on a scope whose high task, or a normal one\n"
+           "               on its deque, queues itself; a normal task spawned into the\n"
+           "               scope from outside still runs\n");
+    wait_starve_round(POOL_PRIORITY_HIGH);
+    wait_starve_round(POOL_PRIORITY_NORMAL);
 }
 
 /* ---- scope ---- */
@@ -524,9 +594,11 @@ static void part_errors(void) {
 }
 
 static const test_part parts[] = {
-    {"first", part_first},     {"spread", part_spread}, {"starve", part_starve},
-    {"scope", part_scope},     {"deque", part_deque},   {"waiters", part_waiters},
-    {"destroy", part_destroy}, {"errors", part_errors},
+    {"first", part_first},     {"spread", part_spread},
+    {"starve", part_starve},   {"wait_starve", part_wait_starve},
+    {"scope", part_scope},     {"deque", part_deque},
+    {"waiters", part_waiters}, {"destroy", part_destroy},
+    {"errors", part_errors},
 };
 
 int main(int argc, char **argv) {
