@@ -7287,16 +7287,40 @@ static void pool__want_help(pool__worker *w, const pool__awaited *wt) {
    else to run them. A waiter that keeps finding work elsewhere (its
    scope's high tasks, or tasks that spawn more onto its deque) would not
    reach that look while the stream lasts, and a task of its own queued
-   there could wait for ever, its wait with it when the stream waits for
-   that task: so after POOL__FAIR_TICKS tasks in a row it looks at the
-   injector first, as the main loop's fairness tick does. The look walks
-   the injector's chain to find a task of its own, and a long chain of
-   other work may lie there (other workers run it; this waiter may not):
-   each look that finds nothing doubles the streak before the next, so
-   the walks cost a fraction of the tasks run that shrinks as the stream
-   goes on, and a task of its own is still found within a streak as long
-   as the wait so far. */
+   there (normal, or high behind a stream on the deque) could wait for
+   ever, its wait with it when the stream waits for that task: so after
+   POOL__FAIR_TICKS tasks in a row it looks at both injectors first, as
+   the main loop's fairness tick does. The look walks an injector's chain
+   to find a task of its own, and a long chain of other work may lie there
+   (other workers run it; this waiter may not): each look that finds
+   nothing doubles the streak before the next, so the walks cost a
+   fraction of the tasks run that shrinks as the stream goes on, and a
+   task of its own is still found within a streak as long as the wait so
+   far. */
 #define POOL__FAIR_WAIT_MAX (1u << 24)
+
+/* The waiter's look for fairness (see above): a task of wt's own from
+   either injector, or NULL; *fair_every is the streak before the next.
+   The normal injector first: the loop below looks at the high one every
+   round, so a stream there is what keeps it from the normal one. */
+static pool_task *pool__wait_fair_look(const pool__awaited *wt, unsigned *fair_every) {
+    pool *p = wt->runner;
+    pool_task *t = NULL;
+    int looked = 0;
+    if (!wt->scope && !wt->own) return NULL; /* nothing of its own is ever injected */
+    if (pool__injector_seen_work(&p->injector)) {
+        looked = 1;
+        t = pool__take_own_from(p, &p->injector, wt);
+    }
+    if (!t && wt->scope && pool__injector_seen_work(&p->injector_high)) {
+        looked = 1;
+        t = pool__take_own_from(p, &p->injector_high, wt);
+    }
+    if (t) *fair_every = POOL__FAIR_TICKS;
+    else if (looked && *fair_every < POOL__FAIR_WAIT_MAX) *fair_every *= 2;
+    return t;
+}
+
 static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
     unsigned rounds = 0, streak = 0, fair_every = POOL__FAIR_TICKS;
     pool__wait_enter(w, wt->runner);
@@ -7305,11 +7329,7 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
         pool_task *t = NULL;
         if (streak >= fair_every) {
             streak = 0;
-            if ((wt->scope || wt->own) && pool__injector_seen_work(&wt->runner->injector)) {
-                t = pool__take_own_from(wt->runner, &wt->runner->injector, wt);
-                if (t) fair_every = POOL__FAIR_TICKS;
-                else if (fair_every < POOL__FAIR_WAIT_MAX) fair_every *= 2;
-            }
+            t = pool__wait_fair_look(wt, &fair_every);
         }
         if (!t) t = pool__own_work(w, wt, &new_run);
         if (!t && (t = pool__leapfrog(w, wt)) != NULL) new_run = 1;

@@ -22,9 +22,10 @@
  *              at most 61 more high tasks (the starvation rule).
  *   wait_starve the same while the only worker waits on a scope whose high
  *              task queues itself again (then a normal one, which lands on
- *              the worker's deque), the normal task spawned into that
- *              scope from outside: the waiter looks at the injector after
- *              61 tasks in a row (it used to run either stream for ever).
+ *              the worker's deque), a task spawned into that scope from
+ *              outside (normal; high behind the deque's stream): the
+ *              waiter looks at both injectors after 61 tasks in a row (it
+ *              used to run either stream for ever).
  *   scope      high spawns into a scope, from outside and from a task of
  *              the scope, mixed with normal ones: the wait runs each once,
  *              on 1 and 2 threads (on 1, the waiting worker takes the high
@@ -251,10 +252,10 @@ static pool_priority wait_starve_priority; /* of the stream */
 
 #define WAIT_STARVE_GIVE_UP 100000
 
-/* The starve part's high task, queued into the scope the only worker
-   waits for (or a normal one, which lands on the worker's deque); it
-   gives up after WAIT_STARVE_GIVE_UP more runs, so that a starved normal
-   task fails the bound instead of hanging the wait. */
+/* The stream: a task of the scope the only worker waits for that queues
+   itself again, at high priority (the high injector) or normal (the
+   worker's deque). It gives up after WAIT_STARVE_GIVE_UP more runs, so
+   that a starved task fails the bound instead of hanging the wait. */
 static void wait_again_run(pool_task *t) {
     long runs = atomic_fetch_add(&high_runs, 1) + 1;
     if (runs == STARVE_HOLD_AT) {
@@ -274,10 +275,16 @@ static void wait_starve_waiter(pool_task *t) {
     atomic_store(&wait_starve_done, 1);
 }
 
-static void wait_starve_round(pool_priority priority) {
-    pool_task waiter = POOL_TASK_INIT(wait_starve_waiter), normal = POOL_TASK_INIT(normal_run);
+static const char *priority_name(pool_priority priority) {
+    return priority == POOL_PRIORITY_HIGH ? "high" : "normal";
+}
+
+/* A stream at `stream`, and a task spawned into its scope from outside at
+   `late` (starve's normal_run, which stops the stream). */
+static void wait_starve_round(pool_priority stream, pool_priority late) {
+    pool_task waiter = POOL_TASK_INIT(wait_starve_waiter), late_task = POOL_TASK_INIT(normal_run);
     long after;
-    wait_starve_priority = priority;
+    wait_starve_priority = stream;
     atomic_store(&wait_starve_done, 0);
     atomic_store(&high_runs, 0);
     atomic_store(&starve_stop, 0);
@@ -287,25 +294,25 @@ static void wait_starve_round(pool_priority priority) {
     starve_pool = test_pool(1);
     CHECK_EQ_I64(pool_submit(starve_pool, &waiter), 0);
     while (!atomic_load(&starve_held)) test_sleep_us(100);
-    CHECK_EQ_I64(pool_scope_spawn(&wait_starve_scope, &normal), 0);
+    CHECK_EQ_I64(pool_scope_spawn_priority(&wait_starve_scope, &late_task, late), 0);
     atomic_store(&starve_submitted, 1);
     while (!atomic_load(&wait_starve_done)) test_sleep_us(100);
     CHECK_EQ_I64(atomic_load(&normal_ran), 1);
-    /* The waiter looks at the injector after 61 tasks in a row. */
+    /* The waiter looks at both injectors after 61 tasks in a row. */
     after = atomic_load(&high_runs_at_run) - STARVE_HOLD_AT;
-    CHECK_MSG(after <= 61 + 1, "%ld %s tasks ran while the normal one waited", after,
-              priority == POOL_PRIORITY_HIGH ? "high" : "deque");
+    CHECK_MSG(after <= 61 + 1, "%ld tasks of a %s stream ran while a %s task waited", after,
+              priority_name(stream), priority_name(late));
     CHECK_EQ_I64(pool_destroy(starve_pool), 0);
 }
 
 static void part_wait_starve(void) {
-    test_watchdog(30, "test_priority wait_starve: a waiter's stream starved a normal task "
-                      "of its scope");
+    test_watchdog(30, "test_priority wait_starve: a waiter's stream starved a task of its scope");
     printf("  wait_starve: the only worker waits on a scope whose high task, or a normal one\n"
-           "               on its deque, queues itself; a normal task spawned into the\n"
-           "               scope from outside still runs\n");
-    wait_starve_round(POOL_PRIORITY_HIGH);
-    wait_starve_round(POOL_PRIORITY_NORMAL);
+           "               on its deque, queues itself; a task spawned into the scope from\n"
+           "               outside, normal or high, still runs\n");
+    wait_starve_round(POOL_PRIORITY_HIGH, POOL_PRIORITY_NORMAL);
+    wait_starve_round(POOL_PRIORITY_NORMAL, POOL_PRIORITY_NORMAL);
+    wait_starve_round(POOL_PRIORITY_NORMAL, POOL_PRIORITY_HIGH);
 }
 
 /* ---- scope ---- */
