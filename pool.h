@@ -77,9 +77,11 @@
        round of normal work before its next high one;
      - WAITING's rule: a worker waiting inside a join or a scope runs only
        work of its wait (its scope's high tasks after what its own deque
-       holds, and the starvation rule's normal round among them); a high
-       task of other work waits for a worker that is free (a parked
-       waiter's spare is one).
+       holds); a high task of other work waits for a worker that is free
+       (a parked waiter's spare is one). A scope's waiter that keeps
+       finding work still looks for the scope's queued tasks, normal and
+       high, after 61 tasks (after more while other work queued from
+       outside is long: as many tasks as that queue held).
    Tasks of one priority run in no particular order. A high task spawned
    into a scope is part of the scope like any other (cancel, wait).
 
@@ -600,7 +602,8 @@ struct pool_scope {
     uint64_t pool__inline_runs;    /* 2 per task run at once, odd while one runs */
     uint64_t pool__inline_owed;    /* stand-ins counted by waiters for such a run */
     uint64_t pool__inline_counted; /* runs at once from outside in the pool's stats */
-    unsigned char pool__apart[64 - sizeof(uint64_t)];
+    uint32_t pool__injected;       /* 1 once a task of it went into an injector */
+    unsigned char pool__apart[64 - sizeof(uint64_t) - sizeof(uint32_t)];
     pool *pool__pool;
     pool__latch pool__done;
     uint32_t pool__cancel; /* the round cancelled, | 1; 0: none (see >>scopes) */
@@ -1759,13 +1762,15 @@ class first_error {
   private:
     std::atomic<std::exception_ptr *> error_;
 
-    /* The marker kept when no exception_ptr could be allocated: never
-       dereferenced, never deleted. */
-    static std::exception_ptr *out_of_memory() noexcept {
-        static std::exception_ptr marker;
-        return &marker;
+    /* The marker kept when no exception_ptr could be allocated: this
+       object's own address, never dereferenced, never deleted. (Not a
+       static's: shared libraries built with hidden visibility would each
+       have their own, and a rethrow in another library would not know
+       the marker of the capture.) */
+    std::exception_ptr *out_of_memory() noexcept {
+        return reinterpret_cast<std::exception_ptr *>(&error_);
     }
-    static void forget(std::exception_ptr *kept) noexcept {
+    void forget(std::exception_ptr *kept) noexcept {
         if (kept != out_of_memory()) delete kept;
     }
 };
@@ -4793,13 +4798,6 @@ static int pool__inject(pool *p, pool__injector *q, pool_task *first, pool_task 
     return 0;
 }
 
-/* Gives the chain first..last of n tasks, accepted earlier, to the pool:
-   into the injector, where any worker's main loop finds them. */
-static void pool__hand_off(pool *p, pool_task *first, pool_task *last, size_t n) {
-    last->pool__next = NULL;
-    pool__inject(p, &p->injector, first, last, n, POOL__INJECT_ACCEPTED, NULL);
-}
-
 /* Injected tasks were moved onto w's own deque. They were promised the
    injected-work pair, which the deque's release store cannot give: the
    read-modify-write here (seq_cst) is the poster's store-load barrier. A
@@ -5974,6 +5972,25 @@ static pool_scope *pool__scope_of(const pool_task *t) {
     return (pool_scope *)((uintptr_t)POOL__LOAD(&t->pool__scope, POOL__RELAXED) & ~POOL__QUEUED);
 }
 
+/* Marks s (NULL: none) as having had a task in an injector: its waiters
+   then look there for fairness (see pool__wait_in_pool), and the waits of
+   other scopes do not walk the injector for nothing. Relaxed: a hint that
+   a later look reads; the load first keeps the line clean once it is set. */
+static void pool__scope_mark_injected(pool_scope *s) {
+    if (s && !POOL__LOAD(&s->pool__injected, POOL__RELAXED))
+        POOL__STORE(&s->pool__injected, 1, POOL__RELAXED);
+}
+
+/* Gives the chain first..last of n tasks, accepted earlier, to the pool:
+   into the injector, where any worker's main loop finds them. The chain is
+   the caller's until it is injected: its scopes are marked first. */
+static void pool__hand_off(pool *p, pool_task *first, pool_task *last, size_t n) {
+    pool_task *t;
+    last->pool__next = NULL;
+    for (t = first; t; t = t->pool__next) pool__scope_mark_injected(pool__scope_of(t));
+    pool__inject(p, &p->injector, first, last, n, POOL__INJECT_ACCEPTED, NULL);
+}
+
 /* Clears the mark of a task that was not queued after all, or is about to
    run (its run may submit it again). Returns its scope. */
 static pool_scope *pool__unmark_queued(pool_task *t) {
@@ -6419,8 +6436,10 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved, uint32_t
 /* Fairness. A worker looks at its own deque first (its newest work is in
    its cache, and a join takes its half back from there), so a task that
    keeps submitting itself again, or any endless stream of local work,
-   would keep it from the injector forever. Every POOL__FAIR_TICKS-th
-   search of the main loop therefore looks at the injector first. A join
+   would keep it from the injector forever, and from the older tasks under
+   the stream on its own deque. Every POOL__FAIR_TICKS-th search of the
+   main loop therefore looks at the injector first, and when that finds
+   nothing takes the oldest task of its own deque (pool__take_oldest_own). A join
    that takes its half back inline does not search, and pays nothing.
    A look for fairness takes a chunk, as any take does, unless its worker
    has POOL__FAIR_DEEP tasks queued already: then it takes at most
@@ -6511,6 +6530,20 @@ static pool_task *pool__take_urgent(pool__worker *w) {
     return (t = pool__take_high(w)) != NULL ? t : pool__take_pinned(w);
 }
 
+/* The oldest task of w's own deque, for fairness: a task that queues
+   itself again on the deque of the worker that runs it is popped again
+   at once, and what lies under it waits until a thief takes it, on a pool
+   of one worker (or with every worker in such a stream) for ever, and
+   with it whoever waits for that task. So the fairness tick takes from
+   the other end, as a thief would (in the main loop no run of w's is
+   under way: nothing on its deque is a half that w must take back
+   itself). With one task queued a pop takes the same one, cheaper. */
+static pool_task *pool__take_oldest_own(pool__worker *w) {
+    int contended = 0;
+    if (pool__deque_len(&w->deque) < 2) return NULL;
+    return pool__deque_steal(&w->deque, 0, &contended); /* lost to a thief: pop below */
+}
+
 /* Where a search looks, in order. High-priority tasks first, before the
    worker's own deque: a high task posted while every worker is busy
    starts when the first of them ends its task. Normal work is never
@@ -6533,6 +6566,7 @@ static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
     if (++w->ticks == POOL__FAIR_TICKS) {
         w->ticks = 0;
         t = pool__take_injected(w, moved, pool__fair_chunk(w));
+        if (!t) t = pool__take_oldest_own(w);
     }
     if (!t) t = pool__deque_pop(&w->deque);
     if (!t) t = pool__steal_work(w, more);
@@ -7242,12 +7276,14 @@ static void pool__park(pool__worker *w, pool__latch *done) {
    a post is: a worker that found the injector empty meanwhile may be
    falling asleep, and the helper, a waiter or an external slot's holder
    that leaves the pool next, may never look at the injector again. */
-static pool_task *pool__take_own_from(pool *p, pool__injector *q, const pool__awaited *wt) {
+static pool_task *pool__take_own_from_counting(pool *p, pool__injector *q, const pool__awaited *wt,
+                                               size_t *walked) {
     pool_task *all, *t, **link, *mine = NULL;
     uint32_t n = 0;
     pool__mutex_lock(&p->help_lock);
     all = pool__injector_take_all(q);
     for (link = &all; (t = *link) != NULL; link = &t->pool__next) {
+        ++*walked;
         if (!wt || t == wt->own || (wt->scope && pool__scope_of(t) == wt->scope)) {
             *link = t->pool__next;
             mine = t;
@@ -7259,6 +7295,11 @@ static pool_task *pool__take_own_from(pool *p, pool__injector *q, const pool__aw
     if (mine) pool__count_injected(p, 1);
     if (n) pool__announce_injected(p, n, 0);
     return mine;
+}
+
+static pool_task *pool__take_own_from(pool *p, pool__injector *q, const pool__awaited *wt) {
+    size_t walked = 0;
+    return pool__take_own_from_counting(p, q, wt, &walked);
 }
 
 /* pool__take_own_from, high priority first; a join or a call is never a
@@ -7286,38 +7327,37 @@ static void pool__want_help(pool__worker *w, const pool__awaited *wt) {
    (pool__own_work), and a pool that cannot start a thread may have nobody
    else to run them. A waiter that keeps finding work elsewhere (its
    scope's high tasks, or tasks that spawn more onto its deque) would not
-   reach that look while the stream lasts, and a task of its own queued
-   there (normal, or high behind a stream on the deque) could wait for
-   ever, its wait with it when the stream waits for that task: so after
-   POOL__FAIR_TICKS tasks in a row it looks at both injectors first, as
-   the main loop's fairness tick does. The look walks an injector's chain
-   to find a task of its own, and a long chain of other work may lie there
-   (other workers run it; this waiter may not): each look that finds
-   nothing doubles the streak before the next, so the walks cost a
-   fraction of the tasks run that shrinks as the stream goes on, and a
-   task of its own is still found within a streak as long as the wait so
-   far. */
+   reach that look while the stream lasts (a short gap in the stream is
+   not the 32 rounds), and a task of its own queued there (normal, or high
+   behind a stream on the deque) could wait for ever, its wait with it when
+   the stream waits for that task: so after POOL__FAIR_TICKS tasks since
+   its last look (pool__wait_fair_look's rule below), it looks at both
+   injectors first, as the main loop's fairness tick does. */
 #define POOL__FAIR_WAIT_MAX (1u << 24)
 
-/* The waiter's look for fairness (see above): a task of wt's own from
+/* The waiter's look for fairness (see above): a task of its scope's from
    either injector, or NULL; *fair_every is the streak before the next.
-   The normal injector first: the loop below looks at the high one every
-   round, so a stream there is what keeps it from the normal one. */
+   Only a scope's waiter looks, and only once a task of the scope went into
+   an injector: a join's half there has not started, so nothing of its
+   join is running to make a streak, and a scope whose tasks were all
+   pushed onto deques (a request's tree on a worker) has nothing there to
+   find. The normal injector first: the loop below looks at the high one
+   every round, so a stream there is what keeps it from the normal one.
+   The next look comes after as many tasks as this one walked, at least
+   POOL__FAIR_TICKS: a long chain of other work costs its walker at most a
+   node per task it runs. */
 static pool_task *pool__wait_fair_look(const pool__awaited *wt, unsigned *fair_every) {
     pool *p = wt->runner;
     pool_task *t = NULL;
-    int looked = 0;
-    if (!wt->scope && !wt->own) return NULL; /* nothing of its own is ever injected */
-    if (pool__injector_seen_work(&p->injector)) {
-        looked = 1;
-        t = pool__take_own_from(p, &p->injector, wt);
-    }
-    if (!t && wt->scope && pool__injector_seen_work(&p->injector_high)) {
-        looked = 1;
-        t = pool__take_own_from(p, &p->injector_high, wt);
-    }
-    if (t) *fair_every = POOL__FAIR_TICKS;
-    else if (looked && *fair_every < POOL__FAIR_WAIT_MAX) *fair_every *= 2;
+    size_t walked = 0;
+    if (!wt->scope || !POOL__LOAD(&wt->scope->pool__injected, POOL__RELAXED)) return NULL;
+    if (pool__injector_seen_work(&p->injector))
+        t = pool__take_own_from_counting(p, &p->injector, wt, &walked);
+    if (!t && pool__injector_seen_work(&p->injector_high))
+        t = pool__take_own_from_counting(p, &p->injector_high, wt, &walked);
+    *fair_every = walked > POOL__FAIR_WAIT_MAX ? POOL__FAIR_WAIT_MAX
+                  : walked > POOL__FAIR_TICKS  ? (unsigned)walked
+                                               : POOL__FAIR_TICKS;
     return t;
 }
 
@@ -7347,7 +7387,6 @@ static void pool__wait_in_pool(pool__worker *w, const pool__awaited *wt) {
             streak++;
             continue;
         }
-        streak = 0;
         if (w->held_count) { /* before it waits on (see pool__hold_done) */
             pool__held_flush(w);
             continue; /* they may have been the last the wait waited for */
@@ -8559,6 +8598,7 @@ static int pool__post(pool *p, pool_task *t, pool_priority priority) {
     /* From p's own worker, a high task goes to the injector even after
        pool_destroy closed it: a spawn of p's own tasks is accepted while
        they run, and destroy drains the injectors after its workers end. */
+    pool__scope_mark_injected(pool__scope_of(t));
     return pool__inject(p, pool__injector_of(p, priority), t, t, 1,
                         pool__worker_of(p) ? POOL__INJECT_ACCEPTED : POOL__INJECT_NEW, NULL);
 }
@@ -8575,6 +8615,7 @@ POOL__IMPL void pool_scope_init(pool_scope *s, pool *p) {
     s->pool__inline_runs = 0;
     s->pool__inline_owed = 0;
     s->pool__inline_counted = 0;
+    s->pool__injected = 0;
     w = pool__current();
     s->pool__origin = w;
     s->pool__origin_run = w ? w->run_current : pool__outside_runs.current;
@@ -8980,6 +9021,7 @@ static int pool__graph_post(pool *p, pool_task *ready, pool_task *last, uint32_t
         ready = t; /* out of memory part-way: the rest is injected, accepted already */
         kind = POOL__INJECT_ACCEPTED;
     }
+    pool__scope_mark_injected(pool__scope_of(ready)); /* every node's is the graph's */
     return pool__inject(p, &p->injector, ready, last, n - pushed, kind, NULL);
 }
 

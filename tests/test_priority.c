@@ -26,6 +26,11 @@
  *              outside (normal; high behind the deque's stream): the
  *              waiter looks at both injectors after 61 tasks in a row (it
  *              used to run either stream for ever).
+ *   oldest     one worker: a normal task queues itself again on the
+ *              worker's deque, on top of another one; that one still runs,
+ *              within 61 runs of the stream (the fairness tick takes the
+ *              oldest task of the worker's own deque when the injector is
+ *              empty).
  *   scope      high spawns into a scope, from outside and from a task of
  *              the scope, mixed with normal ones: the wait runs each once,
  *              on 1 and 2 threads (on 1, the waiting worker takes the high
@@ -313,6 +318,54 @@ static void part_wait_starve(void) {
     wait_starve_round(POOL_PRIORITY_HIGH, POOL_PRIORITY_NORMAL);
     wait_starve_round(POOL_PRIORITY_NORMAL, POOL_PRIORITY_NORMAL);
     wait_starve_round(POOL_PRIORITY_NORMAL, POOL_PRIORITY_HIGH);
+}
+
+/* ---- oldest ---- */
+
+static pool *oldest_pool;
+static pool_task oldest_under, oldest_stream;
+static atomic_int oldest_ran;
+static atomic_long stream_runs, stream_runs_at_under;
+
+/* Queues itself again on its worker's deque until the task under it ran,
+   giving up after WAIT_STARVE_GIVE_UP runs (a starved task then fails the
+   bound instead of hanging). */
+static void oldest_stream_run(pool_task *t) {
+    long runs = atomic_fetch_add(&stream_runs, 1) + 1;
+    if (!atomic_load(&oldest_ran) && runs < WAIT_STARVE_GIVE_UP)
+        CHECK_EQ_I64(pool_submit(oldest_pool, t), 0);
+}
+
+static void oldest_under_run(pool_task *t) {
+    (void)t;
+    atomic_store(&stream_runs_at_under, atomic_load(&stream_runs));
+    atomic_store(&oldest_ran, 1);
+}
+
+/* On the worker: the task under, then the stream on top of it. */
+static void oldest_start(pool_task *t) {
+    (void)t;
+    CHECK_EQ_I64(pool_submit(oldest_pool, &oldest_under), 0);
+    CHECK_EQ_I64(pool_submit(oldest_pool, &oldest_stream), 0);
+}
+
+static void part_oldest(void) {
+    pool_task start = POOL_TASK_INIT(oldest_start);
+    long runs;
+    pool_task under = POOL_TASK_INIT(oldest_under_run), stream = POOL_TASK_INIT(oldest_stream_run);
+    oldest_under = under;
+    oldest_stream = stream;
+    oldest_pool = test_pool(1);
+    test_watchdog(30, "test_priority oldest: a stream on a worker's deque starved the task under "
+                      "it");
+    printf("  oldest: one worker, a task queues itself again on its deque; the task queued\n"
+           "          under it still runs\n");
+    CHECK_EQ_I64(pool_submit(oldest_pool, &start), 0);
+    while (!atomic_load(&oldest_ran)) test_sleep_us(100);
+    CHECK_EQ_I64(pool_destroy(oldest_pool), 0);
+    /* The fairness tick takes the oldest after 61 searches at most. */
+    runs = atomic_load(&stream_runs_at_under);
+    CHECK_MSG(runs <= 61 + 1, "the stream ran %ld times while the task under it waited", runs);
 }
 
 /* ---- scope ---- */
@@ -603,9 +656,9 @@ static void part_errors(void) {
 static const test_part parts[] = {
     {"first", part_first},     {"spread", part_spread},
     {"starve", part_starve},   {"wait_starve", part_wait_starve},
-    {"scope", part_scope},     {"deque", part_deque},
-    {"waiters", part_waiters}, {"destroy", part_destroy},
-    {"errors", part_errors},
+    {"oldest", part_oldest},   {"scope", part_scope},
+    {"deque", part_deque},     {"waiters", part_waiters},
+    {"destroy", part_destroy}, {"errors", part_errors},
 };
 
 int main(int argc, char **argv) {
