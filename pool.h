@@ -602,12 +602,12 @@ struct pool_scope {
     uint64_t pool__inline_runs;    /* 2 per task run at once, odd while one runs */
     uint64_t pool__inline_owed;    /* stand-ins counted by waiters for such a run */
     uint64_t pool__inline_counted; /* runs at once from outside in the pool's stats */
-    uint32_t pool__injected;       /* 1 once a task of it went into an injector */
-    unsigned char pool__apart[64 - sizeof(uint64_t) - sizeof(uint32_t)];
+    unsigned char pool__apart[64 - sizeof(uint64_t)];
     pool *pool__pool;
     pool__latch pool__done;
-    uint32_t pool__cancel; /* the round cancelled, | 1; 0: none (see >>scopes) */
-    uint32_t pool__ended;  /* the round the last wait ended, | 1 if it was cancelled */
+    uint32_t pool__cancel;   /* the round cancelled, | 1; 0: none (see >>scopes) */
+    uint32_t pool__ended;    /* the round the last wait ended, | 1 if it was cancelled */
+    uint32_t pool__injected; /* 1 once a task of it went into an injector */
     void (*pool__on_cancel)(pool_task *t); /* called for a task skipped by a cancel */
     const void *pool__origin;              /* the worker that initialised it, NULL: none */
     uint64_t pool__origin_run;             /* ... and the id of the run it was in then */
@@ -3978,6 +3978,7 @@ typedef struct pool__worker {
     int64_t run_base;       /* its base: the deque bottom when it began */
     uint32_t run_depth;     /* runs under way (frames[0, min(run_depth, POOL__FRAMES)) are used) */
     uint32_t ticks;         /* searches of the main loop, for its fairness rule */
+    uint32_t fair_turn;     /* which of the fairness rule's two looks goes first */
     uint32_t high_streak;   /* high-priority and pinned tasks it took in a row (see
                                pool__find_work) */
     int lone_injected;      /* the task it runs came alone from the injector, and whether
@@ -6438,8 +6439,11 @@ static pool_task *pool__take_injected(pool__worker *w, uint32_t *moved, uint32_t
    keeps submitting itself again, or any endless stream of local work,
    would keep it from the injector forever, and from the older tasks under
    the stream on its own deque. Every POOL__FAIR_TICKS-th search of the
-   main loop therefore looks at the injector first, and when that finds
-   nothing takes the oldest task of its own deque (pool__take_oldest_own). A join
+   main loop therefore looks at the injector and at the oldest task of its
+   own deque (pool__take_oldest_own) first, the two taking turns at going
+   first (one that always went first would keep the other from its turn
+   while posts kept coming): each gets its turn within 2 *
+   POOL__FAIR_TICKS searches. A join
    that takes its half back inline does not search, and pays nothing.
    A look for fairness takes a chunk, as any take does, unless its worker
    has POOL__FAIR_DEEP tasks queued already: then it takes at most
@@ -6565,8 +6569,13 @@ static pool_task *pool__find_work(pool__worker *w, uint32_t *moved, int *more) {
        a streak would always be the injector's, and the deque's work wait. */
     if (++w->ticks == POOL__FAIR_TICKS) {
         w->ticks = 0;
-        t = pool__take_injected(w, moved, pool__fair_chunk(w));
-        if (!t) t = pool__take_oldest_own(w);
+        if ((w->fair_turn ^= 1) != 0) {
+            t = pool__take_injected(w, moved, pool__fair_chunk(w));
+            if (!t) t = pool__take_oldest_own(w);
+        } else {
+            t = pool__take_oldest_own(w);
+            if (!t) t = pool__take_injected(w, moved, pool__fair_chunk(w));
+        }
     }
     if (!t) t = pool__deque_pop(&w->deque);
     if (!t) t = pool__steal_work(w, more);

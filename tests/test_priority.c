@@ -28,9 +28,10 @@
  *              used to run either stream for ever).
  *   oldest     one worker: a normal task queues itself again on the
  *              worker's deque, on top of another one; that one still runs,
- *              within 61 runs of the stream (the fairness tick takes the
- *              oldest task of the worker's own deque when the injector is
- *              empty).
+ *              within 61 runs of the stream, and within 122 while tasks
+ *              keep coming from outside (the fairness tick takes the
+ *              oldest task of the worker's own deque, in turns with the
+ *              injector going first).
  *   scope      high spawns into a scope, from outside and from a task of
  *              the scope, mixed with normal ones: the wait runs each once,
  *              on 1 and 2 threads (on 1, the waiting worker takes the high
@@ -324,7 +325,7 @@ static void part_wait_starve(void) {
 
 static pool *oldest_pool;
 static pool_task oldest_under, oldest_stream;
-static atomic_int oldest_ran;
+static atomic_int oldest_ran, oldest_started, oldest_poking;
 static atomic_long stream_runs, stream_runs_at_under;
 
 /* Queues itself again on its worker's deque until the task under it ran,
@@ -332,6 +333,7 @@ static atomic_long stream_runs, stream_runs_at_under;
    bound instead of hanging). */
 static void oldest_stream_run(pool_task *t) {
     long runs = atomic_fetch_add(&stream_runs, 1) + 1;
+    while (runs == 1 && !atomic_load(&oldest_poking)) test_sleep_us(10); /* see oldest_round */
     if (!atomic_load(&oldest_ran) && runs < WAIT_STARVE_GIVE_UP)
         CHECK_EQ_I64(pool_submit(oldest_pool, t), 0);
 }
@@ -347,25 +349,60 @@ static void oldest_start(pool_task *t) {
     (void)t;
     CHECK_EQ_I64(pool_submit(oldest_pool, &oldest_under), 0);
     CHECK_EQ_I64(pool_submit(oldest_pool, &oldest_stream), 0);
+    atomic_store(&oldest_started, 1);
+}
+
+static void poke_run(pool_task *t) { (void)t; }
+
+#define OLDEST_POKES (1 << 18)
+
+/* With `poke`, main keeps posting tasks meanwhile (each once: a task's
+   queued mark is no synchronisation to resubmit it by), so that the
+   injector is seldom empty when the worker looks for fairness; the
+   stream's first run waits until the posts have begun. */
+static void oldest_round(int poke) {
+    pool_task start = POOL_TASK_INIT(oldest_start), poke_init = POOL_TASK_INIT(poke_run), *pokes;
+    pool_task under = POOL_TASK_INIT(oldest_under_run), stream = POOL_TASK_INIT(oldest_stream_run);
+    long runs;
+    int i;
+    pokes = (pool_task *)malloc(OLDEST_POKES * sizeof *pokes);
+    CHECK(pokes != NULL);
+    if (!pokes) return;
+    for (i = 0; i < OLDEST_POKES; i++) pokes[i] = poke_init;
+    oldest_under = under;
+    oldest_stream = stream;
+    atomic_store(&oldest_ran, 0);
+    atomic_store(&oldest_started, 0);
+    atomic_store(&oldest_poking, !poke);
+    atomic_store(&stream_runs, 0);
+    oldest_pool = test_pool(1);
+    CHECK_EQ_I64(pool_submit(oldest_pool, &start), 0);
+    while (!atomic_load(&oldest_started)) test_sleep_us(100);
+    for (i = 0; !atomic_load(&oldest_ran); i++) {
+        if (!poke || i >= OLDEST_POKES) {
+            test_sleep_us(100);
+            continue;
+        }
+        CHECK_EQ_I64(pool_submit(oldest_pool, &pokes[i]), 0);
+        atomic_store(&oldest_poking, 1);
+    }
+    CHECK_EQ_I64(pool_destroy(oldest_pool), 0);
+    free(pokes);
+    /* The fairness tick takes the oldest after 61 searches, or 122 when
+       the injector's turn came first. */
+    runs = atomic_load(&stream_runs_at_under);
+    CHECK_MSG(runs <= (poke ? 2 * 61 : 61) + 1,
+              "the stream ran %ld times while the task under it waited%s", runs,
+              poke ? " (tasks posted meanwhile)" : "");
 }
 
 static void part_oldest(void) {
-    pool_task start = POOL_TASK_INIT(oldest_start);
-    long runs;
-    pool_task under = POOL_TASK_INIT(oldest_under_run), stream = POOL_TASK_INIT(oldest_stream_run);
-    oldest_under = under;
-    oldest_stream = stream;
-    oldest_pool = test_pool(1);
     test_watchdog(30, "test_priority oldest: a stream on a worker's deque starved the task under "
                       "it");
     printf("  oldest: one worker, a task queues itself again on its deque; the task queued\n"
-           "          under it still runs\n");
-    CHECK_EQ_I64(pool_submit(oldest_pool, &start), 0);
-    while (!atomic_load(&oldest_ran)) test_sleep_us(100);
-    CHECK_EQ_I64(pool_destroy(oldest_pool), 0);
-    /* The fairness tick takes the oldest after 61 searches at most. */
-    runs = atomic_load(&stream_runs_at_under);
-    CHECK_MSG(runs <= 61 + 1, "the stream ran %ld times while the task under it waited", runs);
+           "          under it still runs, also while tasks are posted from outside\n");
+    oldest_round(0);
+    oldest_round(1);
 }
 
 /* ---- scope ---- */
