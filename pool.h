@@ -413,7 +413,9 @@ struct pool_config {
     int num_threads;
     /* The workers' stack size; 0: the platform's. A size the system refuses
        (below its minimum, more than it can map) is EINVAL, tried once at
-       create with a thread that exits at once. */
+       create with a thread that exits at once. It is address space the
+       stack may grow into, committed as it grows, on Windows too (64 KiB
+       to 4 GiB - 1 there). */
     size_t stack_size;
     /* Thread name prefix: workers are "name-0", "name-1", ...; blocking
        threads "name-blk". NULL: "pool". */
@@ -2866,7 +2868,11 @@ static int pool__thread_start(pool__thread *t, pool__thread_proc fn, void *arg, 
 #if defined(_WIN32)
 static int pool__thread_create_native(pool__thread *t, size_t stack_size, pool__thread_proc fn,
                                       void *arg) {
-    uintptr_t h = _beginthreadex(NULL, (unsigned)stack_size, fn, arg, 0, NULL);
+    /* A reservation, as a pthread stack size is: without the flag Windows
+       commits the whole size up front, against the system's commit limit,
+       for every worker. */
+    unsigned flags = stack_size ? STACK_SIZE_PARAM_IS_A_RESERVATION : 0;
+    uintptr_t h = _beginthreadex(NULL, (unsigned)stack_size, fn, arg, flags, NULL);
     if (!h) return errno ? errno : EAGAIN;
     *t = (HANDLE)h;
     return 0;
